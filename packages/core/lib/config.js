@@ -1,0 +1,64 @@
+'use strict';
+
+const os = require('node:os');
+const path = require('node:path');
+const { errors } = require('./errors');
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Reads and validates mailgate's configuration from the environment, once.
+ * Config comes from environment variables only (see README "Configuration").
+ *
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {{home: string, databaseUrl: string|null, elasticsearchUrl: string|null,
+ *   adminToken: string|null, port: number, host: string, logLevel: string,
+ *   importWorkers: number, batchSize: number}}
+ */
+function loadConfig(env = process.env) {
+  const problems = [];
+  const home = path.resolve(env.MAILGATE_HOME || path.join(os.homedir(), '.mailgate'));
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const elasticsearchUrl = env.ELASTICSEARCH_URL || null;
+  if (elasticsearchUrl && !/^https?:\/\//.test(elasticsearchUrl)) {
+    problems.push('ELASTICSEARCH_URL must start with http:// or https://');
+  }
+  const port = intVar(env, 'PORT', 3000, 0, 65535, problems);
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : 2;
+  const importWorkers = intVar(env, 'MAILGATE_IMPORT_WORKERS', Math.max(1, cpus), 0, 64, problems);
+  const batchSize = intVar(env, 'MAILGATE_BATCH_SIZE', 500, 1, 100000, problems);
+  if (problems.length) {
+    throw new errors.CONFIG_INVALID(problems.join('; '));
+  }
+  return {
+    home,
+    databaseUrl,
+    elasticsearchUrl,
+    adminToken: env.MAILGATE_ADMIN_TOKEN || null,
+    port,
+    host: env.HOST || '127.0.0.1',
+    logLevel,
+    importWorkers,
+    batchSize,
+  };
+}
+
+function intVar(env, name, dflt, min, max, problems) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`);
+    return dflt;
+  }
+  return n;
+}
+
+module.exports = { loadConfig };

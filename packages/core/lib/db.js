@@ -1,0 +1,58 @@
+'use strict';
+
+const path = require('node:path');
+const Knex = require('knex');
+const pg = require('pg');
+const { EmbeddedPostgres } = require('./embedded-pg');
+const { errors } = require('./errors');
+
+// bigint columns (modseq, ids) fit in a JS number for any realistic mailbox; parse them as
+// numbers so JSON output is numeric, as IMAP clients expect MODSEQ to be.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', '..', 'migrations');
+
+/**
+ * Opens the store's database: DATABASE_URL when set, else the shared embedded PostgreSQL
+ * (started on demand). Applies pending migrations.
+ *
+ * @param {ReturnType<import('./config').loadConfig>} config
+ * @param {{persistent?: boolean, migrate?: boolean, pool?: {min:number,max:number}}} [opts]
+ * @returns {Promise<{knex: import('knex').Knex, url: string, embedded: EmbeddedPostgres|null, close: () => Promise<void>}>}
+ */
+async function openDatabase(config, opts = {}) {
+  let embedded = null;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = new EmbeddedPostgres(config.home);
+    url = await embedded.acquire({ persistent: opts.persistent });
+  }
+  const knex = Knex({
+    client: 'pg',
+    connection: url,
+    pool: opts.pool || { min: 0, max: 8 },
+    migrations: { directory: MIGRATIONS_DIR, tableName: 'knex_migrations' },
+  });
+  try {
+    await knex.raw('SELECT 1');
+    if (opts.migrate !== false) await knex.migrate.latest();
+  } catch (err) {
+    await knex.destroy();
+    if (embedded) await embedded.release();
+    throw new errors.DB_UNAVAILABLE(err.message);
+  }
+  let closed = false;
+  return {
+    knex,
+    url,
+    embedded,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await knex.destroy();
+      if (embedded) await embedded.release();
+    },
+  };
+}
+
+module.exports = { openDatabase, MIGRATIONS_DIR };

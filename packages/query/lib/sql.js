@@ -1,0 +1,141 @@
+'use strict';
+
+const { validate } = require('./ast');
+
+// The only identifiers that ever reach the SQL text. User values are always bindings.
+const SUBSTRING_COLUMNS = Object.freeze({
+  from: ['from_text'],
+  to: ['to_text'],
+  cc: ['cc_text'],
+  subject: ['subject'],
+  body: ['body_text'],
+  // RFC 3501 TEXT: the header or the body.
+  text: ['header_text', 'body_text'],
+});
+
+const IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+
+/**
+ * Escape the LIKE/ILIKE metacharacters (`\`, `%`, `_`) with a backslash, PostgreSQL's default
+ * LIKE escape character, so the result matches the text literally.
+ * @param {string} s
+ * @returns {string}
+ */
+function likeEscape(s) {
+  return String(s).replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * Compile an AST into a PostgreSQL WHERE-clause fragment over the `messages` table, with knex
+ * raw `?` placeholders. Every user value is a binding; identifiers come from a fixed map.
+ * The fragment is TRUE exactly for the rows compilePredicate() accepts (NULL counts as "no").
+ * @param {object} ast a query AST (validated here)
+ * @param {object} [opts]
+ * @param {string} [opts.alias='m'] alias of the messages table in the surrounding query
+ * @param {number|string} [opts.userId] owner of the mailboxes; required when the AST has `in:`
+ * @param {string} [opts.mailboxesTable='mailboxes'] mailboxes table, optionally schema-qualified
+ * @returns {{ sql: string, bindings: any[] }}
+ * @throws {QueryError} for a malformed AST; TypeError for bad options
+ */
+function compileSql(ast, opts = {}) {
+  validate(ast);
+  const alias = opts.alias === undefined ? 'm' : opts.alias;
+  if (typeof alias !== 'string' || !IDENT_RE.test(alias)) {
+    throw new TypeError(`compileSql: invalid alias ${JSON.stringify(alias)}`);
+  }
+  const mailboxesTable = opts.mailboxesTable === undefined ? 'mailboxes' : opts.mailboxesTable;
+  if (typeof mailboxesTable !== 'string' || !QUALIFIED_IDENT_RE.test(mailboxesTable)) {
+    throw new TypeError(`compileSql: invalid mailboxesTable ${JSON.stringify(mailboxesTable)}`);
+  }
+  const bindings = [];
+  const ctx = { alias, mailboxesTable, userId: opts.userId, bindings };
+  const sql = emit(ast, ctx);
+  return { sql, bindings };
+}
+
+function col(ctx, name) {
+  return `${ctx.alias}.${name}`;
+}
+
+function bind(ctx, value) {
+  ctx.bindings.push(value);
+  return '?';
+}
+
+function emit(node, ctx) {
+  switch (node.type) {
+    case 'all':
+      return 'TRUE';
+    case 'and':
+    case 'or': {
+      const op = node.type === 'and' ? ' AND ' : ' OR ';
+      return `(${node.children.map((c) => emit(c, ctx)).join(op)})`;
+    }
+    case 'not':
+      return negate(emit(node.child, ctx));
+    case 'word':
+      return `${col(ctx, 'tsv')} @@ plainto_tsquery('simple', ${bind(ctx, node.value)})`;
+    case 'phrase':
+      return `${col(ctx, 'tsv')} @@ phraseto_tsquery('simple', ${bind(ctx, node.value)})`;
+    case 'substring': {
+      // The bare `column ILIKE '%…%'` form (no coalesce, no lower()) is what a pg_trgm GIN
+      // index on the column can answer; NULL columns are handled by negate() instead.
+      const pattern = `%${likeEscape(node.value)}%`;
+      const parts = SUBSTRING_COLUMNS[node.field].map(
+        (c) => `${col(ctx, c)} ILIKE ${bind(ctx, pattern)}`,
+      );
+      return parts.length === 1 ? parts[0] : `(${parts.join(' OR ')})`;
+    }
+    case 'flag': {
+      const sql = `${bind(ctx, node.flag)} = ANY(${col(ctx, 'flags')})`;
+      return node.negate === true ? negate(sql) : sql;
+    }
+    case 'hasAttachment':
+      return col(ctx, 'has_attachments');
+    case 'date':
+      return emitDate(node, ctx);
+    case 'size':
+      // ::bigint so a huge `larger:` is compared, not rejected as out of range for int4;
+      // int4 > int8 is still in the btree integer opfamily, so an index on size applies.
+      return `${col(ctx, 'size')} ${node.op === 'larger' ? '>' : '<'} ${bind(ctx, node.value)}::bigint`;
+    case 'mailbox': {
+      if (ctx.userId === undefined || ctx.userId === null) {
+        throw new TypeError('compileSql: opts.userId is required for in:<mailbox>');
+      }
+      const u = bind(ctx, ctx.userId);
+      const n = bind(ctx, node.value);
+      return (
+        `${col(ctx, 'mailbox_id')} IN ` +
+        `(SELECT id FROM ${ctx.mailboxesTable} WHERE user_id = ${u} AND name = ${n})`
+      );
+    }
+    /* istanbul ignore next: validate() has rejected every other type */
+    default:
+      throw new TypeError(`compileSql: unknown node type ${node.type}`);
+  }
+}
+
+/*
+ * `NOT x` is NULL when x is NULL (a NULL subject, a NULL date), which would drop those rows
+ * from `-subject:foo` or `-before:D`. `IS NOT TRUE` maps NULL to "not matched" first, so
+ * every compiled fragment is TRUE exactly when the in-memory predicate says true.
+ */
+function negate(sql) {
+  return `((${sql}) IS NOT TRUE)`;
+}
+
+function emitDate(node, ctx) {
+  const date = col(ctx, 'date');
+  // Explicit UTC instants (…Z), so the session TimeZone never shifts the day boundaries.
+  const start = `${node.value}T00:00:00Z`;
+  if (node.op === 'before') return `${date} < ${bind(ctx, start)}::timestamptz`;
+  if (node.op === 'after') return `${date} >= ${bind(ctx, start)}::timestamptz`;
+  // '24 hours', not '1 day': timestamptz + '1 day' follows the session's DST rules.
+  return (
+    `(${date} >= ${bind(ctx, start)}::timestamptz` +
+    ` AND ${date} < ${bind(ctx, start)}::timestamptz + interval '24 hours')`
+  );
+}
+
+module.exports = { compileSql, likeEscape, SUBSTRING_COLUMNS };

@@ -1,0 +1,36 @@
+'use strict';
+
+/**
+ * @mailgate/readers — pure, streaming readers for legacy mail stores (mbox variants, Maildir /
+ * Maildir++, MH) plus the inverse helpers needed for byte-exact export. See README.md.
+ */
+
+const { MboxSplitter } = require('./mbox-splitter');
+const {
+  escapeMessage,
+  unescapeMessage,
+  formatMboxEntry,
+  exportEntry,
+  VARIANTS,
+} = require('./escape');
+const { makeFromLine, isFromLine } = require('./from-line');
+const { readMaildir, parseMaildirInfo, formatMaildirName } = require('./maildir');
+const { readMh } = require('./mh');
+const { flagsFromHeaders, headerBlock } = require('./flags');
+
+module.exports = {
+  MboxSplitter,
+  escapeMessage,
+  unescapeMessage,
+  formatMboxEntry,
+  makeFromLine,
+  exportEntry,
+  isFromLine,
+  readMaildir,
+  parseMaildirInfo,
+  formatMaildirName,
+  readMh,
+  flagsFromHeaders,
+  headerBlock,
+  VARIANTS,
+};

@@ -1,0 +1,5 @@
+'use strict';
+
+const { PgStore } = require('./pg-store');
+
+module.exports = { PgStore };

@@ -1,0 +1,515 @@
+'use strict';
+
+const { errors } = require('@mailgate/core');
+const { parse, compileSql } = require('@mailgate/query');
+const { copyRows } = require('./copy');
+
+/** Columns returned by header scans, in API shape (see brief "HTTP API"). */
+const HEADER_SELECT = `m.uid, m.mailbox_id, m.from_name, m.from_addr, m.to_addrs, m.cc_addrs,
+  m.subject, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
+  m.message_id, m.modseq`;
+
+/**
+ * The PostgreSQL backend of the storage interface. Every method takes the user id first and
+ * every query filters on it, which is what lets PostgreSQL prune to that user's partitions.
+ * SQL values are always bound parameters.
+ */
+class PgStore {
+  /** @param {import('knex').Knex} knex */
+  constructor(knex) {
+    this.knex = knex;
+  }
+
+  /**
+   * Creates a user and their physical partitions.
+   * @param {string} name
+   * @param {{passwordHash?: string|null}} [opts]
+   * @returns {Promise<{id: number, name: string}>}
+   */
+  async createUser(name, opts = {}) {
+    validateUserName(name);
+    return this.knex.transaction(async (trx) => {
+      const existing = await trx('users').where({ name }).first();
+      if (existing) throw new errors.USER_EXISTS(name);
+      const [user] = await trx('users')
+        .insert({ name, password_hash: opts.passwordHash || null })
+        .returning(['id', 'name']);
+      await createPartitions(trx, user.id);
+      return user;
+    });
+  }
+
+  /**
+   * @param {string} name
+   * @returns {Promise<{id: number, name: string, password_hash: string|null}>}
+   */
+  async getUser(name) {
+    const user = await this.knex('users').where({ name }).first();
+    if (!user) throw new errors.USER_NOT_FOUND(name);
+    return user;
+  }
+
+  /**
+   * Returns the user, creating it (without password) when missing: imports create users.
+   * @param {string} name
+   */
+  async ensureUser(name) {
+    const user = await this.knex('users').where({ name }).first();
+    if (user) return user;
+    try {
+      return await this.createUser(name);
+    } catch (err) {
+      if (err.code === 'USER_EXISTS' || err.code === '23505') return this.getUser(name);
+      throw err;
+    }
+  }
+
+  /**
+   * @param {number} userId
+   * @param {string} name
+   * @returns {Promise<object>} mailbox row
+   */
+  async ensureMailbox(userId, name) {
+    validateMailboxName(name);
+    const found = await this.knex('mailboxes').where({ user_id: userId, name }).first();
+    if (found) return found;
+    // UIDVALIDITY: seconds since epoch at creation, the common server choice (RFC 3501 2.3.1.1
+    // only asks that it never repeat for a re-created mailbox name).
+    const uidvalidity = Math.floor(Date.now() / 1000);
+    await this.knex('mailboxes')
+      .insert({ user_id: userId, name, uidvalidity, special_use: specialUseFor(name) })
+      .onConflict(['user_id', 'name'])
+      .ignore();
+    return this.knex('mailboxes').where({ user_id: userId, name }).first();
+  }
+
+  /**
+   * @param {number} userId
+   * @param {string} name
+   */
+  async getMailbox(userId, name) {
+    const mb = await this.knex('mailboxes').where({ user_id: userId, name }).first();
+    if (!mb) throw new errors.MAILBOX_NOT_FOUND(name);
+    return mb;
+  }
+
+  /**
+   * Mailboxes with message counts.
+   * @param {number} userId
+   * @returns {Promise<Array<{name: string, total: number, unseen: number, uidvalidity: number, uidnext: number, highestmodseq: number, specialUse: string|null}>>}
+   */
+  async listMailboxes(userId) {
+    const r = await this.knex.raw(
+      `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use,
+              count(m.uid)::int AS total,
+              count(m.uid) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags)))::int AS unseen
+         FROM mailboxes b
+         LEFT JOIN messages m
+           ON m.user_id = b.user_id AND m.mailbox_id = b.id AND NOT m.expunged
+        WHERE b.user_id = ?
+        GROUP BY b.id
+        ORDER BY (b.name = 'INBOX') DESC, b.name`,
+      [userId],
+    );
+    return r.rows.map((row) => ({
+      name: row.name,
+      total: row.total,
+      unseen: row.unseen,
+      uidvalidity: Number(row.uidvalidity),
+      uidnext: Number(row.uidnext),
+      highestmodseq: Number(row.highestmodseq),
+      specialUse: row.special_use,
+    }));
+  }
+
+  /**
+   * Header rows of a mailbox, keyset-paged by uid.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{limit?: number, afterUid?: number, order?: 'asc'|'desc'}} [opts]
+   */
+  async scanHeaders(userId, mailboxId, opts = {}) {
+    const order = opts.order === 'desc' ? 'DESC' : 'ASC';
+    const cmp = order === 'DESC' ? '<' : '>';
+    const bindings = [userId, mailboxId];
+    let cursor = '';
+    if (opts.afterUid != null) {
+      cursor = `AND m.uid ${cmp} ?`;
+      bindings.push(opts.afterUid);
+    }
+    let limit = '';
+    if (opts.limit) {
+      limit = 'LIMIT ?';
+      bindings.push(opts.limit);
+    }
+    const r = await this.knex.raw(
+      `SELECT ${HEADER_SELECT} FROM messages m
+        WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ${cursor}
+        ORDER BY m.uid ${order} ${limit}`,
+      bindings,
+    );
+    return r.rows.map(headerRow);
+  }
+
+  /**
+   * Search with the query language (@mailgate/query).
+   * @param {number} userId
+   * @param {string|object} query query text or AST
+   * @param {{mailboxId?: number, limit?: number}} [opts]
+   * @returns {Promise<{total: number, hits: Array<{mailboxId: number, uid: number}>}>}
+   */
+  async search(userId, query, opts = {}) {
+    const ast = typeof query === 'string' ? parseQuery(query) : query;
+    const where = compileSql(ast, { alias: 'm', userId });
+    const bindings = [userId];
+    let mb = '';
+    if (opts.mailboxId != null) {
+      mb = 'AND m.mailbox_id = ?';
+      bindings.push(opts.mailboxId);
+    }
+    const r = await this.knex.raw(
+      `SELECT m.mailbox_id, m.uid FROM messages m
+        WHERE m.user_id = ? ${mb} AND NOT m.expunged AND (${where.sql})
+        ORDER BY m.mailbox_id, m.uid`,
+      [...bindings, ...where.bindings],
+    );
+    const hits = r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
+    return { total: hits.length, hits: opts.limit ? hits.slice(0, opts.limit) : hits };
+  }
+
+  /**
+   * Streams a mailbox's messages with raw bytes and mbox envelope data, in uid order.
+   * Memory stays bounded: rows come from a server-side cursor.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @returns {NodeJS.ReadableStream} object stream of rows
+   */
+  streamSources(userId, mailboxId) {
+    return this.knex
+      .raw(
+        `SELECT m.uid, m.flags, m.keywords, m.internal_date, m.from_addr, m.source_name,
+                m.content_hash, m.dup_index,
+                s.raw, s.mbox_from_line, s.mbox_variant, s.mbox_trailer, s.mbox_original,
+                s.source_meta
+           FROM messages m
+           JOIN message_sources s
+             ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
+          WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged
+          ORDER BY m.uid`,
+        [userId, mailboxId],
+      )
+      .stream({ highWaterMark: 64 });
+  }
+
+  /**
+   * Looks up which (hash, dup_index) keys of a mailbox exist, and whether the stored bytes
+   * still hash to the key (verify's byte-identity check, computed by PostgreSQL).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {Array<{hash: Buffer, dup: number}>} keys
+   * @returns {Promise<Map<string, {uid: number, intact: boolean}>>} keyed by `hex:dup`
+   */
+  async lookupKeys(userId, mailboxId, keys, { checkBytes = false } = {}) {
+    const out = new Map();
+    if (!keys.length) return out;
+    const r = await this.knex.raw(
+      `SELECT m.content_hash, m.dup_index, m.uid
+              ${checkBytes ? ', sha256(s.raw) = m.content_hash AS intact' : ''}
+         FROM messages m
+         ${checkBytes ? 'JOIN message_sources s ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid' : ''}
+         JOIN unnest(?::bytea[], ?::int[]) AS k(hash, dup)
+           ON m.content_hash = k.hash AND m.dup_index = k.dup
+        WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged`,
+      [keys.map((k) => k.hash), keys.map((k) => k.dup), userId, mailboxId],
+    );
+    for (const row of r.rows) {
+      out.set(`${row.content_hash.toString('hex')}:${row.dup_index}`, {
+        uid: Number(row.uid),
+        intact: checkBytes ? row.intact : true,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Starts or resumes an import job; the checkpoint tells where a killed run stopped.
+   * @returns {Promise<{id: number, checkpoint: object|null, state: string}>}
+   */
+  async startJob(userId, kind, source, mailbox = '') {
+    await this.knex('import_jobs')
+      .insert({ user_id: userId, kind, source, mailbox })
+      .onConflict(['user_id', 'kind', 'source', 'mailbox'])
+      .ignore();
+    const job = await this.knex('import_jobs')
+      .where({ user_id: userId, kind, source, mailbox })
+      .first();
+    await this.knex('import_jobs')
+      .where({ id: job.id })
+      .update({ state: 'running', updated_at: this.knex.fn.now() });
+    return job;
+  }
+
+  /** Marks a job finished and clears its checkpoint (a later run re-checks everything). */
+  async finishJob(jobId, stats) {
+    await this.knex('import_jobs')
+      .where({ id: jobId })
+      .update({
+        state: 'done',
+        checkpoint: null,
+        stats: JSON.stringify(stats),
+        updated_at: this.knex.fn.now(),
+      });
+  }
+
+  /**
+   * Writes one import batch in one transaction: new messages (uids allocated per mailbox),
+   * quarantined entries, and the job checkpoint — so a crash at any point leaves either the
+   * whole batch with its checkpoint, or neither.
+   *
+   * @param {number} userId
+   * @param {{messages: Array<object>, quarantined: Array<object>, jobId?: number, checkpoint?: object}} batch
+   *   messages: {mailboxId, hash, dup, row (derived columns), source (message_sources columns)}
+   * @returns {Promise<{imported: number, duplicates: number, quarantined: number, perMailbox: Map<number, number>}>}
+   */
+  async importBatch(userId, batch) {
+    // A raw pg client from knex's pool: COPY needs the driver's connection.
+    const client = await this.knex.client.acquireConnection();
+    try {
+      await client.query('BEGIN');
+      const res = await importBatchTx(client, userId, batch);
+      await client.query('COMMIT');
+      return res;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      await this.knex.client.releaseConnection(client);
+    }
+  }
+
+  /**
+   * Quarantined entries of a user (newest first).
+   * @param {number} userId
+   * @param {{source?: string, limit?: number}} [opts]
+   */
+  async listQuarantine(userId, opts = {}) {
+    const q = this.knex('quarantine')
+      .select('id', 'mailbox', 'source', 'position', 'reason', 'detail', 'created_at')
+      .select(this.knex.raw('length(raw) AS size'))
+      .where({ user_id: userId })
+      .orderBy('id', 'desc')
+      .limit(opts.limit || 1000);
+    if (opts.source) q.andWhere({ source: opts.source });
+    return q;
+  }
+}
+
+const MESSAGE_COLUMNS = [
+  'user_id',
+  'mailbox_id',
+  'uid',
+  'modseq',
+  'content_hash',
+  'dup_index',
+  'internal_date',
+  'date',
+  'from_name',
+  'from_addr',
+  'from_text',
+  'to_addrs',
+  'to_text',
+  'cc_addrs',
+  'cc_text',
+  'subject',
+  'message_id',
+  'in_reply_to',
+  'refs',
+  'size',
+  'flags',
+  'keywords',
+  'has_attachments',
+  'header_text',
+  'body_text',
+  'source_name',
+];
+const SOURCE_COLUMNS = [
+  'user_id',
+  'mailbox_id',
+  'uid',
+  'raw',
+  'mbox_from_line',
+  'mbox_variant',
+  'mbox_trailer',
+  'mbox_original',
+  'source_meta',
+];
+const QUARANTINE_COLUMNS = [
+  'user_id',
+  'mailbox',
+  'source',
+  'position',
+  'reason',
+  'detail',
+  'raw',
+  'content_hash',
+];
+
+async function importBatchTx(client, userId, batch) {
+  let imported = 0;
+  let duplicates = 0;
+  const perMailbox = new Map();
+  const msgRows = [];
+  const srcRows = [];
+  for (const [mailboxId, items] of groupBy(batch.messages, (m) => m.mailboxId)) {
+    // Row lock on the mailbox serialises uid allocation between concurrent writers.
+    const mb = (
+      await client.query(
+        'SELECT uidnext, highestmodseq FROM mailboxes WHERE id = $1 AND user_id = $2 FOR UPDATE',
+        [mailboxId, userId],
+      )
+    ).rows[0];
+    const exists = await lookupIn(client, userId, mailboxId, items);
+    let uid = Number(mb.uidnext);
+    const modseq = Number(mb.highestmodseq) + 1;
+    const first = uid;
+    for (const it of items) {
+      const key = `${it.hash.toString('hex')}:${it.dup}`;
+      if (exists.has(key)) {
+        duplicates++;
+        continue;
+      }
+      exists.add(key);
+      msgRows.push({
+        ...it.row,
+        user_id: userId,
+        mailbox_id: mailboxId,
+        uid,
+        modseq,
+        content_hash: it.hash,
+        dup_index: it.dup,
+      });
+      srcRows.push({ ...it.source, user_id: userId, mailbox_id: mailboxId, uid });
+      uid++;
+    }
+    if (uid === first) continue;
+    await client.query('UPDATE mailboxes SET uidnext = $1, highestmodseq = $2 WHERE id = $3', [
+      uid,
+      modseq,
+      mailboxId,
+    ]);
+    imported += uid - first;
+    perMailbox.set(mailboxId, uid - first);
+  }
+  await copyRows(client, 'messages', MESSAGE_COLUMNS, msgRows);
+  await copyRows(client, 'message_sources', SOURCE_COLUMNS, srcRows);
+  if (batch.quarantined.length) {
+    const rows = batch.quarantined.map((q) => ({ ...q, user_id: userId }));
+    // Not COPY: a re-run meets the same bad entries again, and ON CONFLICT needs INSERT.
+    for (const q of rows) {
+      await client.query(
+        `INSERT INTO quarantine (${QUARANTINE_COLUMNS.join(', ')})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (user_id, source, position, content_hash) DO NOTHING`,
+        QUARANTINE_COLUMNS.map((c) => q[c]),
+      );
+    }
+  }
+  if (batch.jobId) {
+    await client.query('UPDATE import_jobs SET checkpoint = $1, updated_at = now() WHERE id = $2', [
+      JSON.stringify(batch.checkpoint),
+      batch.jobId,
+    ]);
+  }
+  return { imported, duplicates, quarantined: batch.quarantined.length, perMailbox };
+}
+
+async function lookupIn(client, userId, mailboxId, items) {
+  const r = await client.query(
+    `SELECT m.content_hash, m.dup_index FROM messages m
+       JOIN unnest($1::bytea[], $2::int[]) AS k(hash, dup)
+         ON m.content_hash = k.hash AND m.dup_index = k.dup
+      WHERE m.user_id = $3 AND m.mailbox_id = $4`,
+    [items.map((i) => i.hash), items.map((i) => i.dup), userId, mailboxId],
+  );
+  return new Set(r.rows.map((x) => `${x.content_hash.toString('hex')}:${x.dup_index}`));
+}
+
+async function createPartitions(trx, userId) {
+  const id = Number(userId);
+  if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
+  // Identifiers cannot be bound parameters; the id is an integer we generated.
+  for (const table of ['messages', 'message_sources', 'quarantine']) {
+    await trx.raw(`CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})`);
+  }
+}
+
+function parseQuery(text) {
+  try {
+    return parse(text);
+  } catch (err) {
+    if (err.code === 'INVALID_QUERY') throw new errors.INVALID_QUERY(err.message);
+    throw err;
+  }
+}
+
+function headerRow(r) {
+  return {
+    uid: Number(r.uid),
+    from:
+      r.from_addr || r.from_name ? { name: r.from_name || '', address: r.from_addr || '' } : null,
+    to: r.to_addrs,
+    cc: r.cc_addrs,
+    subject: r.subject,
+    date: r.date ? r.date.toISOString() : null,
+    internalDate: r.internal_date.toISOString(),
+    size: r.size,
+    flags: r.flags,
+    keywords: r.keywords,
+    hasAttachments: r.has_attachments,
+    messageId: r.message_id,
+    modseq: Number(r.modseq),
+  };
+}
+
+function validateUserName(name) {
+  if (typeof name !== 'string' || !/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) {
+    throw new errors.USAGE(
+      `invalid user name "${name}": use 1-128 characters from letters, digits, . _ @ + -`,
+    );
+  }
+}
+
+function validateMailboxName(name) {
+  if (typeof name !== 'string' || !name.length || name.length > 512 || /[\0\r\n]/.test(name)) {
+    throw new errors.USAGE(`invalid mailbox name "${name}"`);
+  }
+}
+
+// RFC 6154 special-use attributes for the usual folder names found in legacy stores.
+function specialUseFor(name) {
+  const n = name.toLowerCase().replace(/^inbox[./]/, '');
+  const map = {
+    sent: '\\Sent',
+    'sent items': '\\Sent',
+    'sent mail': '\\Sent',
+    drafts: '\\Drafts',
+    trash: '\\Trash',
+    'deleted items': '\\Trash',
+    junk: '\\Junk',
+    spam: '\\Junk',
+    archive: '\\Archive',
+  };
+  return map[n] || null;
+}
+
+function groupBy(items, fn) {
+  const m = new Map();
+  for (const it of items) {
+    const k = fn(it);
+    if (!m.has(k)) m.set(k, []);
+    m.get(k).push(it);
+  }
+  return m;
+}
+
+module.exports = { PgStore, headerRow };

@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+'use strict';
+
+/*
+ * Import benchmark (npm run bench:import): the Enron set (../shared/corpus) imported with
+ * `mailgate import mh` into a fresh database, at a quarter of the set and at the whole set,
+ * so that both throughput and memory growth with input size are visible. Writes
+ * bench/results/import-<timestamp>.json with machine facts.
+ *
+ *   npm run bench:import [-- --only full|quarter] [--keep]
+ */
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { corpusDir } = require('../test/support/corpus');
+const { EmbeddedPostgres } = require('@mailgate/core');
+
+const ROOT = path.resolve(__dirname, '..');
+const CLI = path.join(ROOT, 'packages', 'cli', 'bin', 'mailgate.js');
+const args = process.argv.slice(2);
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null;
+
+function main() {
+  const corpus = corpusDir();
+  if (!corpus) throw new Error('../shared/corpus not found: the benchmark needs the Enron set');
+  const enron = path.join(corpus, 'enron', 'maildir');
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-bench-'));
+  const all = listUsers(enron);
+  const total = all.reduce((n, u) => n + u.count, 0);
+  const quarterDir = path.join(scratch, 'quarter');
+  let q = 0;
+  for (const u of all) {
+    if (q >= total / 4) break;
+    fs.cpSync(path.join(enron, u.name), path.join(quarterDir, u.name), { recursive: true });
+    q += u.count;
+  }
+  const env = { ...process.env, LOG_LEVEL: 'error' };
+  let home = null;
+  if (!process.env.DATABASE_URL) {
+    home = path.join(scratch, 'home');
+    env.MAILGATE_HOME = home;
+    run(['db', 'start'], env);
+  }
+  const runs = [];
+  try {
+    for (const [label, dir] of [
+      ['quarter', quarterDir],
+      ['full', enron],
+    ]) {
+      if (only && only !== label) continue;
+      const t0 = Date.now();
+      const r = run(['import', 'mh', dir, '--user', `bench-${label}-${Date.now()}`, '--json', '--quiet'], env);
+      const report = JSON.parse(r.stdout.trim().split('\n').pop());
+      const wall = (Date.now() - t0) / 1000;
+      runs.push({
+        label,
+        messages: report.messages,
+        imported: report.imported,
+        quarantined: report.quarantined,
+        bytes: report.bytes,
+        seconds: report.seconds,
+        wallSeconds: wall,
+        msgPerSec: Number((report.messages / report.seconds).toFixed(1)),
+        mbPerSec: Number((report.bytes / 1048576 / report.seconds).toFixed(2)),
+        peakRssMB: report.peakRssMB,
+      });
+      console.error(
+        `${label}: ${report.messages} msgs, ${(report.bytes / 1048576).toFixed(1)} MB in ${report.seconds}s → ` +
+          `${runs.at(-1).msgPerSec} msg/s, ${runs.at(-1).mbPerSec} MB/s, peak RSS ${report.peakRssMB} MB`,
+      );
+    }
+    const pgVersion = run(['db', 'status', '--json'], env).stdout;
+    const result = {
+      benchmark: 'import',
+      command: `npm run bench:import${args.length ? ' -- ' + args.join(' ') : ''}`,
+      date: new Date().toISOString(),
+      machine: machineFacts(),
+      database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL 17',
+      embeddedStatus: pgVersion ? JSON.parse(pgVersion) : null,
+      workers: process.env.MAILGATE_IMPORT_WORKERS || String(os.availableParallelism()),
+      batchSize: process.env.MAILGATE_BATCH_SIZE || '500',
+      runs,
+    };
+    const outDir = path.join(ROOT, 'bench', 'results');
+    fs.mkdirSync(outDir, { recursive: true });
+    const file = path.join(outDir, `import-${result.date.replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+    console.error(`wrote ${path.relative(ROOT, file)}`);
+  } finally {
+    if (home) {
+      new EmbeddedPostgres(home).stop().then(() => {
+        if (!args.includes('--keep')) fs.rmSync(scratch, { recursive: true, force: true });
+      });
+    } else if (!args.includes('--keep')) fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function run(cliArgs, env) {
+  const r = spawnSync(process.execPath, [CLI, ...cliArgs], { env, encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.status !== 0) throw new Error(`mailgate ${cliArgs.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r;
+}
+
+function listUsers(root) {
+  return fs
+    .readdirSync(root)
+    .sort()
+    .map((name) => ({ name, count: countFiles(path.join(root, name)) }));
+}
+
+function countFiles(dir) {
+  let n = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) n += countFiles(path.join(dir, e.name));
+    else if (e.isFile()) n++;
+  }
+  return n;
+}
+
+function machineFacts() {
+  const cpus = os.cpus();
+  let disk = null;
+  try {
+    disk = spawnSync('df', ['-h', os.tmpdir()], { encoding: 'utf8' }).stdout.trim().split('\n')[1];
+  } catch {
+    /* no df */
+  }
+  return {
+    cpu: cpus[0] && cpus[0].model,
+    cores: os.availableParallelism(),
+    memGB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    disk,
+  };
+}
+
+main();

@@ -1,0 +1,68 @@
+'use strict';
+
+const path = require('node:path');
+const crypto = require('node:crypto');
+const { spawn, spawnSync } = require('node:child_process');
+const Knex = require('knex');
+const { MIGRATIONS_DIR } = require('@mailgate/core');
+const { PgStore } = require('@mailgate/store');
+
+const CLI = path.resolve(__dirname, '..', '..', 'packages', 'cli', 'bin', 'mailgate.js');
+
+/**
+ * A fresh database for one test file, cloned from the migrated template.
+ * @returns {Promise<{url: string, knex: import('knex').Knex, store: PgStore, drop: () => Promise<void>}>}
+ */
+async function createTestDatabase() {
+  const adminUrl = process.env.MAILGATE_TEST_ADMIN_URL;
+  if (!adminUrl) throw new Error('test database not set up: run tests through jest (globalSetup)');
+  const name = `mgt_${process.env.JEST_WORKER_ID || 0}_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = Knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${process.env.MAILGATE_TEST_TEMPLATE}`);
+  const u = new URL(adminUrl);
+  u.pathname = '/' + name;
+  const url = u.toString();
+  const knex = Knex({ client: 'pg', connection: url, migrations: { directory: MIGRATIONS_DIR } });
+  return {
+    url,
+    knex,
+    store: new PgStore(knex),
+    async drop() {
+      await knex.destroy();
+      await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.destroy();
+    },
+  };
+}
+
+/**
+ * Runs the CLI against a test database; resolves with {code, stdout, stderr, json}.
+ * @param {string[]} args
+ * @param {{url: string, env?: object, input?: string}} opts
+ */
+function runCli(args, opts) {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    env: { ...process.env, DATABASE_URL: opts.url, LOG_LEVEL: 'error', ...(opts.env || {}) },
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  let json = null;
+  if (args.includes('--json')) {
+    try {
+      json = JSON.parse(r.stdout.trim().split('\n').pop());
+    } catch {
+      json = null;
+    }
+  }
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+/** Starts the CLI without waiting (for kill tests). */
+function spawnCli(args, opts) {
+  return spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, DATABASE_URL: opts.url, LOG_LEVEL: 'error', ...(opts.env || {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+module.exports = { createTestDatabase, runCli, spawnCli, CLI };

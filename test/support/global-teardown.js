@@ -1,0 +1,13 @@
+'use strict';
+
+const fs = require('node:fs');
+
+module.exports = async function globalTeardown() {
+  const pg = globalThis.__MAILGATE_TEST_PG__;
+  if (pg) {
+    await pg.stop();
+    if (!process.env.MAILGATE_KEEP_TEST_HOME) {
+      fs.rmSync(pg.home, { recursive: true, force: true });
+    }
+  }
+};

@@ -1,0 +1,40 @@
+'use strict';
+
+/**
+ * Builds a small RFC 5322 message for tests.
+ * @param {{from?: string, to?: string, cc?: string, subject?: string, date?: string, body?: string, headers?: string[], eol?: string}} o
+ * @returns {Buffer}
+ */
+function msg(o = {}) {
+  const eol = o.eol || '\n';
+  const lines = [];
+  if (o.from !== null) lines.push(`From: ${o.from || 'Alice Example <alice@example.org>'}`);
+  if (o.to !== null) lines.push(`To: ${o.to || 'Bob <bob@example.net>'}`);
+  if (o.cc) lines.push(`Cc: ${o.cc}`);
+  if (o.subject !== null) lines.push(`Subject: ${o.subject || 'Hello'}`);
+  if (o.date !== null) lines.push(`Date: ${o.date || 'Tue, 05 Mar 2002 10:00:00 +0000'}`);
+  lines.push(...(o.headers || []));
+  return Buffer.from(lines.join(eol) + eol + eol + (o.body ?? 'Hello there.' + eol));
+}
+
+/**
+ * Concatenates messages into an mboxrd file (escaping `>*From ` lines, blank separator).
+ * @param {Buffer[]} messages
+ * @param {{sender?: string}} [o]
+ * @returns {Buffer}
+ */
+function mboxOf(messages, o = {}) {
+  const parts = [];
+  messages.forEach((m, i) => {
+    const day = String((i % 28) + 1).padStart(2, ' ');
+    parts.push(
+      Buffer.from(`From ${o.sender || 'alice@example.org'} Tue Mar ${day} 10:00:00 2002\n`),
+    );
+    parts.push(Buffer.from(m.toString('latin1').replace(/^(>*From )/gm, '>$1'), 'latin1'));
+    if (m[m.length - 1] !== 0x0a) parts.push(Buffer.from('\n'));
+    parts.push(Buffer.from('\n'));
+  });
+  return Buffer.concat(parts);
+}
+
+module.exports = { msg, mboxOf };

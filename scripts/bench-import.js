@@ -51,7 +51,10 @@ function main() {
     ]) {
       if (only && only !== label) continue;
       const t0 = Date.now();
-      const r = run(['import', 'mh', dir, '--user', `bench-${label}-${Date.now()}`, '--json', '--quiet'], env);
+      const r = run(
+        ['import', 'mh', dir, '--user', `bench-${label}-${Date.now()}`, '--json', '--quiet'],
+        env,
+      );
       const report = JSON.parse(r.stdout.trim().split('\n').pop());
       const wall = (Date.now() - t0) / 1000;
       runs.push({
@@ -98,8 +101,13 @@ function main() {
 }
 
 function run(cliArgs, env) {
-  const r = spawnSync(process.execPath, [CLI, ...cliArgs], { env, encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.status !== 0) throw new Error(`mailgate ${cliArgs.join(' ')} failed (${r.status}): ${r.stderr}`);
+  const r = spawnSync(process.execPath, [CLI, ...cliArgs], {
+    env,
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  if (r.status !== 0)
+    throw new Error(`mailgate ${cliArgs.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r;
 }
 

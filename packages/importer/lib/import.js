@@ -87,11 +87,15 @@ async function runImport(opts) {
         if (current[current.length - 1].offset != null)
           checkpoint.offset = current[current.length - 1].offset;
         const parsed = await pool.parseAll(current.filter((it) => !it.error).map((it) => it.raw));
-        // One write in flight while the next batch is read and parsed: PostgreSQL and the
-        // parse workers then use both cores. Batches still commit in source order.
-        await writing;
-        writing = writeBatch(current, parsed, checkpoint);
+        // Batches load concurrently (PostgreSQL then works on both cores) but commit in
+        // source order; at most two are in flight while the next one is read and parsed.
+        const { plan, data } = await writeBatch(current, parsed, checkpoint);
+        const previous = writing;
+        writing = store
+          .commitBatch(user.id, plan, data, { after: previous })
+          .then((r) => account(r, data.messages));
         writing.catch(() => {}); // surfaced by the next await
+        await previous;
       };
 
       const writeBatch = async (items, parsed, checkpoint) => {
@@ -142,15 +146,15 @@ async function runImport(opts) {
             opts.log?.warn({ source, position: it.position, reason: res.reason }, 'quarantined');
           }
         }
-        const r = await store.importBatch(user.id, {
-          messages,
-          quarantined,
-          jobId: job.id,
-          checkpoint,
-        });
+        const data = { messages, quarantined, jobId: job.id, checkpoint };
+        const plan = await store.prepareBatch(user.id, data);
+        return { plan, data };
+      };
+
+      const account = (r, messages) => {
         report.imported += r.imported;
         report.duplicates += r.duplicates;
-        report.quarantined += quarantined.length;
+        report.quarantined += r.quarantined;
         // Per-mailbox duplicates = written attempts minus fresh rows.
         const attempted = new Map();
         for (const m of messages) attempted.set(m.mailbox, (attempted.get(m.mailbox) || 0) + 1);
@@ -198,6 +202,7 @@ async function runImport(opts) {
       }
       await flush();
       await writing;
+      await store.cleanGinPending(user.id);
       await store.finishJob(job.id, { messages: lastIndex + 1 });
     }
   } finally {

@@ -272,19 +272,138 @@ class PgStore {
    * @returns {Promise<{imported: number, duplicates: number, quarantined: number, perMailbox: Map<number, number>}>}
    */
   async importBatch(userId, batch) {
-    // A raw pg client from knex's pool: COPY needs the driver's connection.
+    const plan = await this.prepareBatch(userId, batch);
+    return this.commitBatch(userId, plan, batch);
+  }
+
+  /**
+   * Phase 1 of a batch write, short and outside the batch transaction: finds which messages
+   * are already stored and allocates uids (and a modseq) for the rest, in one atomic UPDATE
+   * per mailbox. Allocating outside the long transaction lets the next batch load while this
+   * one commits; a batch that then fails leaves a gap in the uids, which IMAP allows
+   * (RFC 3501 2.3.1.1: strictly ascending, not contiguous).
+   *
+   * @param {number} userId
+   * @param {{messages: Array<object>}} batch
+   * @returns {Promise<{msgRows: object[], srcRows: object[], imported: number, duplicates: number, perMailbox: Map<number, number>}>}
+   */
+  async prepareBatch(userId, batch) {
+    const plan = { msgRows: [], srcRows: [], imported: 0, duplicates: 0, perMailbox: new Map() };
+    for (const [mailboxId, items] of groupBy(batch.messages, (m) => m.mailboxId)) {
+      const exists = await lookupIn(this.knex, userId, mailboxId, items);
+      const fresh = [];
+      for (const it of items) {
+        const key = `${it.hash.toString('hex')}:${it.dup}`;
+        if (exists.has(key)) plan.duplicates++;
+        else {
+          exists.add(key);
+          fresh.push(it);
+        }
+      }
+      if (!fresh.length) continue;
+      const alloc = (
+        await this.knex.raw(
+          `UPDATE mailboxes SET uidnext = uidnext + ?, highestmodseq = highestmodseq + 1
+            WHERE id = ? AND user_id = ? RETURNING uidnext - ? AS first, highestmodseq`,
+          [fresh.length, mailboxId, userId, fresh.length],
+        )
+      ).rows[0];
+      let uid = Number(alloc.first);
+      const modseq = Number(alloc.highestmodseq);
+      for (const it of fresh) {
+        plan.msgRows.push({
+          ...it.row,
+          user_id: userId,
+          mailbox_id: mailboxId,
+          uid,
+          modseq,
+          content_hash: it.hash,
+          dup_index: it.dup,
+        });
+        plan.srcRows.push({ ...it.source, user_id: userId, mailbox_id: mailboxId, uid });
+        uid++;
+      }
+      plan.imported += fresh.length;
+      plan.perMailbox.set(mailboxId, fresh.length);
+    }
+    return plan;
+  }
+
+  /**
+   * Phase 2: one transaction with the new rows (COPY), quarantined entries and the job
+   * checkpoint, so a crash leaves either the whole batch with its checkpoint or neither.
+   * `opts.after` (the previous batch's commit) is awaited just before COMMIT: batches load
+   * concurrently but commit in source order, and a failed predecessor rolls this one back,
+   * so a checkpoint never claims more than is stored.
+   *
+   * @param {number} userId
+   * @param {Awaited<ReturnType<PgStore['prepareBatch']>>} plan
+   * @param {{quarantined: Array<object>, jobId?: number, checkpoint?: object}} batch
+   * @param {{after?: Promise<unknown>}} [opts]
+   */
+  async commitBatch(userId, plan, batch, opts = {}) {
     const client = await this.knex.client.acquireConnection();
     try {
       await client.query('BEGIN');
-      const res = await importBatchTx(client, userId, batch);
+      // Bulk loads append GIN entries to the indexes' pending lists instead of merging them
+      // row by row; cleanGinPending() merges them in bulk when the import ends.
+      await client.query("SET LOCAL gin_pending_list_limit = '1GB'");
+      await copyRows(client, 'messages', MESSAGE_COLUMNS, plan.msgRows);
+      await copyRows(client, 'message_sources', SOURCE_COLUMNS, plan.srcRows);
+      for (const q of batch.quarantined) {
+        // Not COPY: a re-run meets the same bad entries again, and ON CONFLICT needs INSERT.
+        const row = { ...q, user_id: userId };
+        await client.query(
+          `INSERT INTO quarantine (${QUARANTINE_COLUMNS.join(', ')})
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (user_id, source, position, content_hash) DO NOTHING`,
+          QUARANTINE_COLUMNS.map((c) => row[c]),
+        );
+      }
+      if (opts.after) await opts.after;
+      if (batch.jobId) {
+        await client.query(
+          'UPDATE import_jobs SET checkpoint = $1, updated_at = now() WHERE id = $2',
+          [JSON.stringify(batch.checkpoint), batch.jobId],
+        );
+      }
       await client.query('COMMIT');
-      return res;
+      return {
+        imported: plan.imported,
+        duplicates: plan.duplicates,
+        quarantined: batch.quarantined.length,
+        perMailbox: plan.perMailbox,
+      };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
       throw err;
     } finally {
       await this.knex.client.releaseConnection(client);
     }
+  }
+
+  /**
+   * Merges the pending lists of a user's GIN indexes (after a bulk import), two indexes at a
+   * time so both cores work. Searches are fast again afterwards.
+   * @param {number} userId
+   */
+  async cleanGinPending(userId) {
+    const r = await this.knex.raw(
+      `SELECT c.oid::regclass::text AS name FROM pg_inherits i
+         JOIN pg_class c ON c.oid = i.inhrelid
+         JOIN pg_am a ON a.oid = c.relam
+        WHERE a.amname = 'gin' AND c.relname LIKE ?
+        ORDER BY pg_relation_size(c.oid) DESC`,
+      [`messages\\_u${Number(userId)}\\_%`],
+    );
+    const queue = r.rows.map((x) => x.name);
+    const worker = async () => {
+      while (queue.length) {
+        const name = queue.shift();
+        await this.knex.raw('SELECT gin_clean_pending_list(?::regclass)', [name]);
+      }
+    };
+    await Promise.all([worker(), worker()]);
   }
 
   /**
@@ -354,81 +473,12 @@ const QUARANTINE_COLUMNS = [
   'content_hash',
 ];
 
-async function importBatchTx(client, userId, batch) {
-  let imported = 0;
-  let duplicates = 0;
-  const perMailbox = new Map();
-  const msgRows = [];
-  const srcRows = [];
-  for (const [mailboxId, items] of groupBy(batch.messages, (m) => m.mailboxId)) {
-    // Row lock on the mailbox serialises uid allocation between concurrent writers.
-    const mb = (
-      await client.query(
-        'SELECT uidnext, highestmodseq FROM mailboxes WHERE id = $1 AND user_id = $2 FOR UPDATE',
-        [mailboxId, userId],
-      )
-    ).rows[0];
-    const exists = await lookupIn(client, userId, mailboxId, items);
-    let uid = Number(mb.uidnext);
-    const modseq = Number(mb.highestmodseq) + 1;
-    const first = uid;
-    for (const it of items) {
-      const key = `${it.hash.toString('hex')}:${it.dup}`;
-      if (exists.has(key)) {
-        duplicates++;
-        continue;
-      }
-      exists.add(key);
-      msgRows.push({
-        ...it.row,
-        user_id: userId,
-        mailbox_id: mailboxId,
-        uid,
-        modseq,
-        content_hash: it.hash,
-        dup_index: it.dup,
-      });
-      srcRows.push({ ...it.source, user_id: userId, mailbox_id: mailboxId, uid });
-      uid++;
-    }
-    if (uid === first) continue;
-    await client.query('UPDATE mailboxes SET uidnext = $1, highestmodseq = $2 WHERE id = $3', [
-      uid,
-      modseq,
-      mailboxId,
-    ]);
-    imported += uid - first;
-    perMailbox.set(mailboxId, uid - first);
-  }
-  await copyRows(client, 'messages', MESSAGE_COLUMNS, msgRows);
-  await copyRows(client, 'message_sources', SOURCE_COLUMNS, srcRows);
-  if (batch.quarantined.length) {
-    const rows = batch.quarantined.map((q) => ({ ...q, user_id: userId }));
-    // Not COPY: a re-run meets the same bad entries again, and ON CONFLICT needs INSERT.
-    for (const q of rows) {
-      await client.query(
-        `INSERT INTO quarantine (${QUARANTINE_COLUMNS.join(', ')})
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (user_id, source, position, content_hash) DO NOTHING`,
-        QUARANTINE_COLUMNS.map((c) => q[c]),
-      );
-    }
-  }
-  if (batch.jobId) {
-    await client.query('UPDATE import_jobs SET checkpoint = $1, updated_at = now() WHERE id = $2', [
-      JSON.stringify(batch.checkpoint),
-      batch.jobId,
-    ]);
-  }
-  return { imported, duplicates, quarantined: batch.quarantined.length, perMailbox };
-}
-
-async function lookupIn(client, userId, mailboxId, items) {
-  const r = await client.query(
+async function lookupIn(knex, userId, mailboxId, items) {
+  const r = await knex.raw(
     `SELECT m.content_hash, m.dup_index FROM messages m
-       JOIN unnest($1::bytea[], $2::int[]) AS k(hash, dup)
+       JOIN unnest(?::bytea[], ?::int[]) AS k(hash, dup)
          ON m.content_hash = k.hash AND m.dup_index = k.dup
-      WHERE m.user_id = $3 AND m.mailbox_id = $4`,
+      WHERE m.user_id = ? AND m.mailbox_id = ?`,
     [items.map((i) => i.hash), items.map((i) => i.dup), userId, mailboxId],
   );
   return new Set(r.rows.map((x) => `${x.content_hash.toString('hex')}:${x.dup_index}`));

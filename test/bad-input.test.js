@@ -1,23 +1,15 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { createTestDatabase, runCli } = require('./support/db');
+const { useCliSuite } = require('./support/db');
 const { msg, mboxOf } = require('./support/mail');
 
 // The brief's bad-input list: each case imports what is good, quarantines what is not a
 // message with a reason, and never aborts the import.
-let db;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-bad-'));
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
-const cli = (args) => runCli(args, { url: db.url });
+const suite = useCliSuite('bad');
+const { tmp } = suite;
+const cli = (args) => suite.cli(args);
 const good = (n) => msg({ subject: `good ${n}`, body: `good body ${n}\n` });
 
 function importMbox(name, buf, user = 'bad') {

@@ -1,21 +1,13 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { createTestDatabase, runCli } = require('./support/db');
+const { useCliSuite } = require('./support/db');
 const { msg, mboxOf } = require('./support/mail');
 
-let db;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-mbox-'));
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
-const cli = (args) => runCli(args, { url: db.url });
+const suite = useCliSuite('mbox');
+const { tmp } = suite;
+const cli = (args) => suite.cli(args);
 
 const messages = [
   msg({ subject: 'Quarterly report', body: 'Numbers are happy this time.\n' }),

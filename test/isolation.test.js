@@ -1,21 +1,13 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { createTestDatabase, runCli } = require('./support/db');
+const { useCliSuite } = require('./support/db');
 const { msg, mboxOf } = require('./support/mail');
 
-let db;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-iso-'));
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
-const cli = (args) => runCli(args, { url: db.url });
+const suite = useCliSuite('iso');
+const { tmp } = suite;
+const cli = (args) => suite.cli(args);
 
 test('the same mailbox imported for two users stays separate', () => {
   const file = path.join(tmp, 'inbox.mbox');
@@ -37,10 +29,10 @@ test('the same mailbox imported for two users stays separate', () => {
 });
 
 test("a one-user query plans only that user's partitions", async () => {
-  const ann = await db.store.getUser('ann');
-  const ben = await db.store.getUser('ben');
+  const ann = await suite.db.store.getUser('ann');
+  const ben = await suite.db.store.getUser('ben');
   const plan = async (sql, bindings) =>
-    (await db.knex.raw(`EXPLAIN (FORMAT TEXT) ${sql}`, bindings)).rows
+    (await suite.db.knex.raw(`EXPLAIN (FORMAT TEXT) ${sql}`, bindings)).rows
       .map((r) => r['QUERY PLAN'])
       .join('\n');
 
@@ -59,8 +51,8 @@ test("a one-user query plans only that user's partitions", async () => {
   expect(search).not.toContain(`messages_u${ann.id}`);
 
   // The store's own search SQL (generic plan, parameter not folded) is pruned too.
-  await db.knex.raw('SET plan_cache_mode = force_generic_plan');
-  const r = await db.store.search(ann.id, 'shared');
+  await suite.db.knex.raw('SET plan_cache_mode = force_generic_plan');
+  const r = await suite.db.store.search(ann.id, 'shared');
   expect(r.total).toBe(2);
   const src = await plan('SELECT raw FROM message_sources WHERE user_id = ? AND uid = 1', [ann.id]);
   expect(src).toContain(`message_sources_u${ann.id}`);

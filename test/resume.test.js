@@ -1,21 +1,13 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { createTestDatabase, runCli, spawnCli } = require('./support/db');
+const { useCliSuite, runCli, spawnCli } = require('./support/db');
 const { corpusDir } = require('./support/corpus');
 const { msg, mboxOf } = require('./support/mail');
 
-let db;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-resume-'));
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const suite = useCliSuite('resume');
+const { tmp } = suite;
 
 /** Real mail when the shared corpus is there, else generated messages (same shape). */
 function buildSource(n) {
@@ -44,7 +36,7 @@ function buildSource(n) {
 }
 
 async function countRows() {
-  const r = await db.knex.raw(
+  const r = await suite.db.knex.raw(
     'SELECT count(*)::int AS n, count(DISTINCT (content_hash, dup_index))::int AS k FROM messages',
   );
   return r.rows[0];
@@ -55,7 +47,7 @@ test('an import killed with SIGKILL resumes with no loss and no duplicates', asy
   fs.writeFileSync(file, buildSource(6000));
   const env = { MAILGATE_BATCH_SIZE: '100', MAILGATE_IMPORT_WORKERS: '1' };
   const child = spawnCli(['import', 'mbox', file, '--user', 'rex', '--quiet'], {
-    url: db.url,
+    url: suite.db.url,
     env,
   });
   const exited = new Promise((resolve) =>
@@ -77,7 +69,7 @@ test('an import killed with SIGKILL resumes with no loss and no duplicates', asy
   expect(partial).toBeLessThan(6001);
 
   const r = runCli(['import', 'mbox', file, '--user', 'rex', '--json', '--quiet'], {
-    url: db.url,
+    url: suite.db.url,
     env,
   });
   expect(r.code).toBe(0);
@@ -86,9 +78,11 @@ test('an import killed with SIGKILL resumes with no loss and no duplicates', asy
   expect(r.json.imported).toBe(6001 - partial);
   const after = await countRows();
   expect(after).toEqual({ n: 6001, k: 6001 });
-  const v = runCli(['verify', 'mbox', file, '--user', 'rex', '--json'], { url: db.url });
+  const v = runCli(['verify', 'mbox', file, '--user', 'rex', '--json'], { url: suite.db.url });
   expect(v.json).toMatchObject({ ok: true, present: 6001 });
   const out = path.join(tmp, 'out.mbox');
-  runCli(['export', 'mbox', '--user', 'rex', '--mailbox', 'big', '--out', out], { url: db.url });
+  runCli(['export', 'mbox', '--user', 'rex', '--mailbox', 'big', '--out', out], {
+    url: suite.db.url,
+  });
   expect(fs.readFileSync(out).equals(fs.readFileSync(file))).toBe(true);
 });

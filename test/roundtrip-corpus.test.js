@@ -1,10 +1,9 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { createTestDatabase, runCli } = require('./support/db');
+const { useCliSuite } = require('./support/db');
 const { corpusDir } = require('./support/corpus');
 
 // Round trips on the shared real-mail corpus (44,755 Enron messages, ~470 parser fixtures).
@@ -12,16 +11,9 @@ const dir = corpusDir();
 const maybe = dir ? describe : describe.skip;
 if (!dir) console.log('skipping corpus round trips: ../shared/corpus not found');
 
-let db;
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-rt-'));
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db.drop();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
-const cli = (args) => runCli(args, { url: db.url });
+const suite = useCliSuite('rt');
+const { tmp } = suite;
+const cli = (args) => suite.cli(args);
 
 /** Every regular file under root, sorted (path order: user, folder, number as number). */
 function listFiles(root) {

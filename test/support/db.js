@@ -66,3 +66,29 @@ function spawnCli(args, opts) {
 }
 
 module.exports = { createTestDatabase, runCli, spawnCli, CLI };
+
+/**
+ * Per-file fixture for CLI suites: a fresh database and a scratch folder, both removed after
+ * the file. `ctx.db` is set in beforeAll.
+ * @param {string} name scratch folder prefix
+ * @returns {{db: Awaited<ReturnType<typeof createTestDatabase>>|null, tmp: string, cli: (args: string[], opts?: object) => ReturnType<typeof runCli>}}
+ */
+function useCliSuite(name) {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const ctx = {
+    db: null,
+    tmp: fs.mkdtempSync(path.join(os.tmpdir(), `mailgate-${name}-`)),
+    cli: (args, opts = {}) => runCli(args, { url: ctx.db.url, ...opts }),
+  };
+  beforeAll(async () => {
+    ctx.db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await ctx.db.drop();
+    fs.rmSync(ctx.tmp, { recursive: true, force: true });
+  });
+  return ctx;
+}
+
+module.exports.useCliSuite = useCliSuite;

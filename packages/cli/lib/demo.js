@@ -55,7 +55,7 @@ async function demo({ store, user, config, log }) {
       `  ${String(r.uid).padStart(5)}  ${(r.date || '').slice(0, 10)}  ${(r.subject || '').slice(0, 60)}\n`,
     );
   }
-  for (const q of ['linux', 'from:redhat.com', 'subject:"razor"']) {
+  for (const q of ['linux', 'from:hotmail.com', 'subject:"razor" -is:read']) {
     const r = await store.search(u.id, q, { mailboxId: mb.id });
     process.stdout.write(
       `Search ${JSON.stringify(q)} in INBOX: ${r.total} of ${inbox.total} messages\n`,
@@ -66,7 +66,7 @@ async function demo({ store, user, config, log }) {
     `\n${total ? `Imported ${total} new messages.` : 'Everything was already imported (imports are idempotent).'} Try:\n` +
       `  ${bin} ls --user ${user}\n` +
       `  ${bin} ls --user ${user} --mailbox INBOX --limit 20\n` +
-      `  ${bin} search 'from:redhat.com subject:razor' --user ${user}\n` +
+      `  ${bin} search 'from:taint.org subject:razor' --user ${user}\n` +
       `  ${bin} export mbox --user ${user} --mailbox INBOX --out /tmp/inbox.mbox\n` +
       `  ${bin} verify mbox ${files[0]} --user ${user} --mailbox INBOX\n`,
   );

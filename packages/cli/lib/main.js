@@ -13,6 +13,7 @@ const { PgStore } = require('@mailgate/store');
 const importer = require('@mailgate/importer');
 const { demo } = require('./demo');
 const { printTable } = require('./format');
+const { serve, createToken, serveDemo } = require('./serve');
 
 /*
  * The CLI contract (brief "Contracts"): `--json` prints exactly one JSON object on stdout;
@@ -419,8 +420,31 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.`,
     .command('demo')
     .description('import a real sample (SpamAssassin public corpus) and show how to look at it')
     .option('--user <user>', 'demo user', 'demo')
+    .option('--no-serve', 'do not start the HTTP API afterwards (it only starts on a terminal)')
     .action(async (o) => {
       await withStore((store) => demo({ store, user: o.user, config, log }));
+      await serveDemo({ config, log, user: o.user, noServe: !o.serve });
+    });
+
+  // ---- HTTP API ----
+  program
+    .command('serve')
+    .description('run the webmail HTTP API on HOST:PORT (default 127.0.0.1:3000) until Ctrl-C')
+    .action(async () => {
+      await serve(config, log);
+      // Keeps running: the server's SIGTERM/SIGINT handler shuts down and exits.
+      await new Promise(() => {});
+    });
+  program
+    .command('token')
+    .description('API bearer tokens')
+    .command('create <user>')
+    .description('create a bearer token for a user (printed once; stored hashed)')
+    .option('--ttl-days <n>', 'lifetime in days (default 30)', (v) => positiveInt(v, '--ttl-days'))
+    .option('--json')
+    .action(async (name, o) => {
+      const t = await withStore((store) => createToken(store, name, { ttlDays: o.ttlDays }));
+      out(o.json, t, (x) => process.stdout.write(`${x.token}\n`));
     });
 
   return program;

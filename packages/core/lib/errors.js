@@ -14,10 +14,26 @@ const defs = {
   USER_EXISTS: ['User already exists: %s', 409],
   MAILBOX_NOT_FOUND: ['No such mailbox: %s', 404],
   SOURCE_NOT_FOUND: ['Cannot read source %s: %s', 400],
-  INVALID_QUERY: ['Invalid query: %s', 400],
+  // @mailgate/query's QueryError message already reads "Invalid query: … at position N".
+  INVALID_QUERY: ['%s', 400],
   DB_UNAVAILABLE: ['Database unavailable: %s', 503],
   EMBEDDED_PG_FAILED: ['Embedded PostgreSQL failed: %s', 500],
   VERIFY_FAILED: ['Verification failed: %s', 500],
+  // HTTP API
+  UNAUTHORIZED: ['Missing, invalid or expired bearer token', 401],
+  INVALID_CREDENTIALS: ['Wrong user name or password', 401],
+  FORBIDDEN: ['%s', 403],
+  NOT_FOUND: ['No such route: %s', 404],
+  MESSAGE_NOT_FOUND: ['No such message: uid %s', 404],
+  ATTACHMENT_NOT_FOUND: ['No such part: %s', 404],
+  INVALID_INPUT: ['%s', 400],
+  INVALID_CURSOR: ['Invalid cursor: %s', 400],
+  BACKEND_UNAVAILABLE: ['Backend "%s" is not available on this server yet (use backend=pg)', 400],
+  TOO_MANY_ATTEMPTS: ['Too many failed logins; retry in %s seconds', 429],
+  PAYLOAD_TOO_LARGE: ['%s', 413],
+  UNSUPPORTED_MEDIA_TYPE: ['%s', 415],
+  BACKEND_TIMEOUT: ['The backend did not answer in time', 503],
+  INTERNAL: ['Internal server error', 500],
 };
 
 const errors = {};

@@ -493,6 +493,10 @@ async function createPartitions(trx, userId) {
   }
 }
 
+/**
+ * Parses query text, turning the query package's error into the catalogue's INVALID_QUERY.
+ * @param {string} text
+ */
 function parseQuery(text) {
   try {
     return parse(text);
@@ -562,4 +566,4 @@ function groupBy(items, fn) {
   return m;
 }
 
-module.exports = { PgStore, headerRow };
+module.exports = { PgStore, headerRow, parseQuery };

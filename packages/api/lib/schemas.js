@@ -1,0 +1,96 @@
+'use strict';
+
+/*
+ * JSON Schemas shared by the routes. Registered once with addSchema and referenced by $id,
+ * so the OpenAPI document shows them as components and responses are serialized by
+ * fast-json-stringify (only the listed properties leave the server).
+ */
+
+const address = {
+  $id: 'Address',
+  type: 'object',
+  properties: { name: { type: 'string' }, address: { type: 'string' } },
+};
+
+const headerProps = {
+  uid: { type: 'integer' },
+  from: { anyOf: [{ $ref: 'Address#' }, { type: 'null' }] },
+  to: { type: 'array', items: { $ref: 'Address#' } },
+  cc: { type: 'array', items: { $ref: 'Address#' } },
+  subject: { type: ['string', 'null'] },
+  date: { type: ['string', 'null'], format: 'date-time' },
+  internalDate: { type: 'string', format: 'date-time' },
+  size: { type: 'integer' },
+  flags: { type: 'array', items: { type: 'string' } },
+  keywords: { type: 'array', items: { type: 'string' } },
+  hasAttachments: { type: 'boolean' },
+  messageId: { type: ['string', 'null'] },
+  modseq: { type: 'integer' },
+};
+
+const headerRow = {
+  $id: 'HeaderRow',
+  type: 'object',
+  properties: headerProps,
+  required: ['uid', 'flags', 'size'],
+};
+
+const error = {
+  $id: 'Error',
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      required: ['code', 'message'],
+    },
+  },
+  required: ['error'],
+};
+
+const all = [address, headerRow, error];
+
+const errorRef = { $ref: 'Error#' };
+/**
+ * Error responses of a route, as schema entries.
+ * @param {...number} codes
+ */
+function errorsFor(...codes) {
+  const out = {};
+  for (const c of codes) out[c] = { ...errorRef, description: errorText[c] || 'Error' };
+  return out;
+}
+const errorText = {
+  400: 'Invalid input (code says which)',
+  401: 'Missing or invalid bearer token',
+  403: 'Not allowed',
+  404: 'Not found (also for other users’ mailboxes and messages)',
+  413: 'Body too large',
+  429: 'Too many failed logins',
+  503: 'Database unavailable or timed out',
+};
+
+// Mailbox names are free text (slashes encoded as %2F in the path); NUL and line breaks are
+// refused here because PostgreSQL text cannot hold NUL.
+const mailboxName = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 512,
+  pattern: '^[^\\u0000\\r\\n]+$',
+};
+const uid = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+const backend = {
+  type: 'string',
+  enum: ['pg', 'es', 'imap', 'mbox', 'maildir'],
+  default: 'pg',
+  description: 'storage path; only pg is served by this version',
+};
+// System flags by their IMAP names, or keywords (IMAP atoms: no spaces, parentheses,
+// wildcards, quotes or backslashes).
+const flag = {
+  type: 'string',
+  pattern:
+    '^(\\\\(Seen|Answered|Flagged|Deleted|Draft)|[^\\\\\\s(){}%*"\\]\\u0000-\\u001f\\u007f]{1,128})$',
+};
+
+module.exports = { all, errorsFor, headerProps, mailboxName, uid, backend, flag };

@@ -1,0 +1,380 @@
+'use strict';
+
+const { Readable } = require('node:stream');
+const { errors } = require('@mailgate/core');
+const { compileSql } = require('@mailgate/query');
+const { headerRow, parseQuery } = require('./pg-store');
+
+/*
+ * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
+ * header scans, one message with its raw bytes, flag changes, and two-phase expunge. They
+ * are added to PgStore's prototype (see index.js). As everywhere in the store, every query
+ * filters on user_id (partition pruning and isolation) and every value is a bound parameter.
+ * Flag changes and expunges bump the mailbox's HIGHESTMODSEQ and stamp the changed messages
+ * with it, under the mailbox row lock (RFC 7162 CONDSTORE).
+ */
+
+const HEADER_COLUMNS = `m.uid, m.mailbox_id, m.from_name, m.from_addr, m.to_addrs, m.cc_addrs,
+  m.subject, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
+  m.message_id, m.modseq`;
+
+// The same row shape as headerRow(), serialized by PostgreSQL: the NDJSON scan then never
+// decodes and re-encodes rows in JavaScript.
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const HEADER_JSON = `row_to_json((SELECT r FROM (SELECT
+  m.uid,
+  CASE WHEN coalesce(m.from_addr, '') <> '' OR coalesce(m.from_name, '') <> ''
+       THEN json_build_object('name', coalesce(m.from_name, ''), 'address', coalesce(m.from_addr, ''))
+  END AS "from",
+  m.to_addrs AS "to", m.cc_addrs AS cc, m.subject,
+  to_char(m.date AT TIME ZONE 'UTC', ${ISO}) AS date,
+  to_char(m.internal_date AT TIME ZONE 'UTC', ${ISO}) AS "internalDate",
+  m.size, m.flags, m.keywords, m.has_attachments AS "hasAttachments",
+  m.message_id AS "messageId", m.modseq) r))::text`;
+
+// Date order sorts on the Date header, falling back to INTERNALDATE (indexed expression).
+const SORT_DATE = 'coalesce(m.date, m.internal_date)';
+// Keyset position of a row in date order, at PostgreSQL's microsecond precision (a JS Date
+// would round to milliseconds and skip or repeat rows at a page boundary).
+const SORT_DATE_TEXT = `to_char(${SORT_DATE} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+const SYSTEM_FLAGS = ['\\Seen', '\\Answered', '\\Flagged', '\\Deleted', '\\Draft'];
+
+/**
+ * @param {{order?: 'uid'|'date', desc?: boolean, after?: {uid: number, date?: string}|null}} o
+ * @returns {{orderBy: string, where: string, bindings: any[]}}
+ */
+function keyset(o) {
+  const dir = o.desc ? 'DESC' : 'ASC';
+  const cmp = o.desc ? '<' : '>';
+  if (o.order === 'date') {
+    const where = o.after ? `AND (${SORT_DATE}, m.uid) ${cmp} (?::timestamptz, ?)` : '';
+    return {
+      orderBy: `${SORT_DATE} ${dir}, m.uid ${dir}`,
+      where,
+      bindings: o.after ? [o.after.date, o.after.uid] : [],
+    };
+  }
+  return {
+    orderBy: `m.uid ${dir}`,
+    where: o.after ? `AND m.uid ${cmp} ?` : '',
+    bindings: o.after ? [o.after.uid] : [],
+  };
+}
+
+function splitFlags(list = []) {
+  const flags = [];
+  const keywords = [];
+  for (const f of list) (f.startsWith('\\') ? flags : keywords).push(f);
+  return { flags, keywords };
+}
+
+const mailOps = {
+  /**
+   * One page of header rows in uid or date order, keyset-paged.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{limit: number, order?: 'uid'|'date', desc?: boolean, after?: {uid: number, date?: string}|null}} opts
+   * @returns {Promise<{rows: object[], next: {uid: number, date: string}|null}>} next: the
+   *   keyset position after the last row when more rows follow
+   */
+  async scanPage(userId, mailboxId, opts) {
+    const k = keyset(opts);
+    const r = await this.knex.raw(
+      `SELECT ${HEADER_COLUMNS}, ${SORT_DATE_TEXT} AS sort_date FROM messages m
+        WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ${k.where}
+        ORDER BY ${k.orderBy} LIMIT ?`,
+      [userId, mailboxId, ...k.bindings, opts.limit + 1],
+    );
+    const more = r.rows.length > opts.limit;
+    const rows = more ? r.rows.slice(0, opts.limit) : r.rows;
+    const last = rows[rows.length - 1];
+    return {
+      rows: rows.map(headerRow),
+      next: more ? { uid: Number(last.uid), date: last.sort_date } : null,
+    };
+  },
+
+  /**
+   * The whole mailbox as NDJSON text (one header row per line), read through a server-side
+   * cursor (DECLARE … FETCH) in batches: memory stays constant whatever the mailbox size,
+   * and the rows are JSON-encoded by PostgreSQL. The stream holds one pooled connection and
+   * one read-only snapshot until it ends or is destroyed (client gone), then releases both.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{order?: 'uid'|'date', desc?: boolean, batchSize?: number, onFirstBatch?: (ms: number) => void}} [opts]
+   * @returns {Readable} a byte stream of NDJSON
+   */
+  streamHeadersNdjson(userId, mailboxId, opts = {}) {
+    const knex = this.knex;
+    const batch = Math.max(1, Math.min(opts.batchSize || 2000, 10000));
+    const k = keyset({ order: opts.order, desc: opts.desc });
+    const sql = `DECLARE mg_scan NO SCROLL CURSOR FOR
+      SELECT ${HEADER_JSON} AS j FROM messages m
+       WHERE m.user_id = $1 AND m.mailbox_id = $2 AND NOT m.expunged
+       ORDER BY ${k.orderBy}`;
+    let client = null;
+    let open = false;
+    const release = async (ok) => {
+      const c = client;
+      client = null;
+      if (!c) return;
+      try {
+        if (open) await c.query(ok ? 'COMMIT' : 'ROLLBACK');
+      } catch {
+        /* connection already broken: the pool discards it */
+      } finally {
+        open = false;
+        await knex.client.releaseConnection(c);
+      }
+    };
+    return new Readable({
+      async read() {
+        try {
+          const t0 = process.hrtime.bigint();
+          if (!client) {
+            client = await knex.client.acquireConnection();
+            await client.query('BEGIN READ ONLY');
+            open = true;
+            // A stalled reader must not pin a snapshot and a connection for ever.
+            await client.query("SET LOCAL idle_in_transaction_session_timeout = '60s'");
+            await client.query(sql, [userId, mailboxId]);
+          }
+          const r = await client.query(`FETCH ${batch} FROM mg_scan`);
+          if (opts.onFirstBatch) {
+            opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
+            opts.onFirstBatch = null;
+          }
+          if (!r.rows.length) {
+            await release(true);
+            this.push(null);
+            return;
+          }
+          let s = '';
+          for (const row of r.rows) s += row.j + '\n';
+          this.push(s);
+        } catch (err) {
+          this.destroy(err);
+        }
+      },
+      destroy(err, cb) {
+        release(false).then(
+          () => cb(err),
+          () => cb(err),
+        );
+      },
+    });
+  },
+
+  /**
+   * One message's header row and raw bytes, or null (also for expunged messages).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {number} uid
+   * @returns {Promise<{header: object, raw: Buffer}|null>}
+   */
+  async getMessage(userId, mailboxId, uid) {
+    const r = await this.knex.raw(
+      `SELECT ${HEADER_COLUMNS}, s.raw FROM messages m
+         JOIN message_sources s
+           ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
+        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = ? AND NOT m.expunged
+          AND s.user_id = ? AND s.mailbox_id = ?`,
+      [userId, mailboxId, uid, userId, mailboxId],
+    );
+    if (!r.rows.length) return null;
+    return { header: headerRow(r.rows[0]), raw: r.rows[0].raw };
+  },
+
+  /**
+   * Header rows for search hits, in the order given.
+   * @param {number} userId
+   * @param {Array<{mailboxId: number, uid: number}>} hits
+   * @returns {Promise<object[]>} header rows with mailboxId
+   */
+  async headersFor(userId, hits) {
+    if (!hits.length) return [];
+    const r = await this.knex.raw(
+      `SELECT ${HEADER_COLUMNS} FROM messages m
+         JOIN unnest(?::int[], ?::bigint[]) WITH ORDINALITY AS k(mailbox_id, uid, n)
+           ON m.mailbox_id = k.mailbox_id AND m.uid = k.uid
+        WHERE m.user_id = ? AND NOT m.expunged
+        ORDER BY k.n`,
+      [hits.map((h) => h.mailboxId), hits.map((h) => h.uid), userId],
+    );
+    return r.rows.map((row) => ({ ...headerRow(row), mailboxId: row.mailbox_id }));
+  },
+
+  /**
+   * Adds and removes flags (`\Seen` …) and keywords (`$Label1`, `Junk` …) on the messages
+   * selected by uids or by a query (text or AST), in one transaction. Only messages whose
+   * flags actually change get the new modseq.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{uids?: number[], query?: string|object, add?: string[], remove?: string[]}} opts
+   * @returns {Promise<{matched: number, changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, highestModseq: number}>}
+   */
+  async setFlags(userId, mailboxId, opts) {
+    const add = splitFlags(opts.add);
+    const remove = splitFlags(opts.remove);
+    let selector;
+    let selBindings;
+    if (opts.uids) {
+      selector = 'm.uid = ANY(?::bigint[])';
+      selBindings = [opts.uids];
+    } else {
+      const ast = typeof opts.query === 'string' ? parseQuery(opts.query) : opts.query;
+      const w = compileSql(ast, { alias: 'm', userId });
+      selector = w.sql;
+      selBindings = w.bindings;
+    }
+    return this.knex.transaction(async (trx) => {
+      const mb = await lockMailbox(trx, userId, mailboxId);
+      const modseq = Number(mb.highestmodseq) + 1;
+      const r = await trx.raw(
+        `WITH sel AS (
+           SELECT m.uid, m.flags, m.keywords,
+                  ARRAY(SELECT DISTINCT f FROM unnest(m.flags || ?::text[]) AS f
+                         WHERE f <> ALL(?::text[]) ORDER BY f) AS nf,
+                  ARRAY(SELECT DISTINCT x FROM unnest(m.keywords || ?::text[]) AS x
+                         WHERE x <> ALL(?::text[]) ORDER BY x) AS nk
+             FROM messages m
+            WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged AND (${selector})
+         ), upd AS (
+           UPDATE messages t SET flags = sel.nf, keywords = sel.nk, modseq = ?
+             FROM sel
+            WHERE t.user_id = ? AND t.mailbox_id = ? AND t.uid = sel.uid
+              AND NOT (sel.nf @> sel.flags AND sel.flags @> sel.nf
+                       AND sel.nk @> sel.keywords AND sel.keywords @> sel.nk)
+           RETURNING t.uid, t.flags, t.keywords, t.modseq
+         )
+         SELECT (SELECT count(*) FROM sel)::int AS matched,
+                (SELECT coalesce(json_agg(upd ORDER BY upd.uid), '[]'::json) FROM upd) AS changed`,
+        [
+          add.flags,
+          remove.flags,
+          add.keywords,
+          remove.keywords,
+          userId,
+          mailboxId,
+          ...selBindings,
+          modseq,
+          userId,
+          mailboxId,
+        ],
+      );
+      const { matched, changed } = r.rows[0];
+      let highestModseq = Number(mb.highestmodseq);
+      if (changed.length) {
+        await bumpModseq(trx, userId, mailboxId, modseq);
+        highestModseq = modseq;
+      }
+      return { matched, changed, highestModseq };
+    });
+  },
+
+  /**
+   * Phase one of expunge (IMAP semantics): messages flagged `\Deleted` (only those among
+   * `uids` when given, as UID EXPUNGE) are hidden at once — every read filters
+   * `NOT expunged` — and stamped with a new modseq. purgeExpunged() removes the rows later.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{uids?: number[]}} [opts]
+   * @returns {Promise<{expunged: number[], highestModseq: number}>}
+   */
+  async expunge(userId, mailboxId, opts = {}) {
+    return this.knex.transaction(async (trx) => {
+      const mb = await lockMailbox(trx, userId, mailboxId);
+      const modseq = Number(mb.highestmodseq) + 1;
+      const bindings = [modseq, userId, mailboxId, '\\Deleted'];
+      let only = '';
+      if (opts.uids) {
+        only = 'AND uid = ANY(?::bigint[])';
+        bindings.push(opts.uids);
+      }
+      const r = await trx.raw(
+        `UPDATE messages SET expunged = true, modseq = ?
+          WHERE user_id = ? AND mailbox_id = ? AND NOT expunged AND ? = ANY(flags) ${only}
+          RETURNING uid`,
+        bindings,
+      );
+      const uids = r.rows.map((x) => Number(x.uid)).sort((a, b) => a - b);
+      if (!uids.length) return { expunged: [], highestModseq: Number(mb.highestmodseq) };
+      await bumpModseq(trx, userId, mailboxId, modseq);
+      return { expunged: uids, highestModseq: modseq };
+    });
+  },
+
+  /**
+   * Phase two of expunge: deletes hidden rows from messages and message_sources, in small
+   * batches (one short transaction each), so index maintenance never holds locks for long
+   * and autovacuum keeps up — the step where the 2003 MySQL schema collapsed.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{batchSize?: number, signal?: AbortSignal}} [opts]
+   * @returns {Promise<number>} rows purged
+   */
+  async purgeExpunged(userId, mailboxId, opts = {}) {
+    const size = opts.batchSize || 500;
+    let total = 0;
+    for (;;) {
+      if (opts.signal && opts.signal.aborted) break;
+      const r = await this.knex.raw(
+        `WITH victims AS (
+           SELECT uid FROM messages
+            WHERE user_id = ? AND mailbox_id = ? AND expunged ORDER BY uid LIMIT ?
+         ), dm AS (
+           DELETE FROM messages m USING victims v
+            WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid AND m.expunged
+           RETURNING m.uid
+         ), ds AS (
+           DELETE FROM message_sources s USING dm
+            WHERE s.user_id = ? AND s.mailbox_id = ? AND s.uid = dm.uid
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM dm)::int AS purged, (SELECT count(*) FROM ds)::int AS sources`,
+        [userId, mailboxId, size, userId, mailboxId, userId, mailboxId],
+      );
+      const n = r.rows[0].purged;
+      total += n;
+      if (n < size) break;
+    }
+    return total;
+  },
+
+  /**
+   * Mailboxes holding hidden rows not purged yet (after a crash or shutdown mid-purge).
+   * @returns {Promise<Array<{userId: number, mailboxId: number}>>}
+   */
+  async pendingPurges() {
+    const users = await this.knex('users').select('id');
+    const out = [];
+    for (const u of users) {
+      const r = await this.knex.raw(
+        'SELECT DISTINCT mailbox_id FROM messages WHERE user_id = ? AND expunged',
+        [u.id],
+      );
+      for (const row of r.rows) out.push({ userId: u.id, mailboxId: row.mailbox_id });
+    }
+    return out;
+  },
+};
+
+async function lockMailbox(trx, userId, mailboxId) {
+  const r = await trx.raw(
+    'SELECT highestmodseq FROM mailboxes WHERE id = ? AND user_id = ? FOR UPDATE',
+    [mailboxId, userId],
+  );
+  if (!r.rows.length) throw new errors.MAILBOX_NOT_FOUND(String(mailboxId));
+  return r.rows[0];
+}
+
+async function bumpModseq(trx, userId, mailboxId, modseq) {
+  await trx.raw('UPDATE mailboxes SET highestmodseq = ? WHERE id = ? AND user_id = ?', [
+    modseq,
+    mailboxId,
+    userId,
+  ]);
+}
+
+module.exports = { mailOps, SYSTEM_FLAGS };

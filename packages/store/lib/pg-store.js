@@ -449,6 +449,7 @@ const MESSAGE_COLUMNS = [
   'has_attachments',
   'header_text',
   'body_text',
+  'header_json',
   'source_name',
 ];
 const SOURCE_COLUMNS = [

@@ -78,9 +78,6 @@ exports.up = async function up(knex) {
         setweight(to_tsvector('simple', from_text || ' ' || to_text || ' ' || cc_text), 'B') ||
         to_tsvector('simple', left(body_text, 200000))
       ) STORED,
-      -- The static part of the API's header row as a JSON fragment, built at import: the
-      -- whole-mailbox NDJSON scan then concatenates text instead of building JSON per row.
-      header_json text NOT NULL DEFAULT '',
       source_name text,
       expunged boolean NOT NULL DEFAULT false,
       created_at timestamptz NOT NULL DEFAULT now(),

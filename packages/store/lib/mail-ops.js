@@ -1,6 +1,8 @@
 'use strict';
 
-const { Readable } = require('node:stream');
+const { PassThrough } = require('node:stream');
+const { pipeline } = require('node:stream/promises');
+const { to: copyTo } = require('pg-copy-streams');
 const { errors } = require('@mailgate/core');
 const { compileSql } = require('@mailgate/query');
 const { headerRow, parseQuery } = require('./pg-store');
@@ -103,74 +105,51 @@ const mailOps = {
   },
 
   /**
-   * The whole mailbox as NDJSON text (one header row per line), read through a server-side
-   * cursor (DECLARE … FETCH) in batches: memory stays constant whatever the mailbox size,
-   * and the rows are JSON-encoded by PostgreSQL. The stream holds one pooled connection and
-   * one read-only snapshot until it ends or is destroyed (client gone), then releases both.
+   * The whole mailbox as NDJSON text (one header row per line), streamed with
+   * `COPY (SELECT …) TO STDOUT`: PostgreSQL writes the JSON lines and Node passes the bytes on
+   * without touching rows, with the socket's backpressure keeping memory constant whatever
+   * the mailbox size. CSV format with delimiter and quote set to control characters that JSON
+   * never contains (RFC 8259 escapes all of U+0000–U+001F) makes COPY emit each line verbatim,
+   * where text format would double every backslash. COPY takes no bind parameters: the only
+   * values inlined are the two ids, checked to be integers.
    * @param {number} userId
    * @param {number} mailboxId
-   * @param {{order?: 'uid'|'date', desc?: boolean, batchSize?: number, onFirstBatch?: (ms: number) => void}} [opts]
-   * @returns {Readable} a byte stream of NDJSON
+   * @param {{order?: 'uid'|'date', desc?: boolean, onFirstBatch?: (ms: number) => void}} [opts]
+   * @returns {import('node:stream').Readable} a byte stream of NDJSON
    */
   streamHeadersNdjson(userId, mailboxId, opts = {}) {
-    const knex = this.knex;
-    const batch = Math.max(1, Math.min(opts.batchSize || 2000, 10000));
+    const uid = Number(userId);
+    const mid = Number(mailboxId);
+    if (!Number.isInteger(uid) || !Number.isInteger(mid))
+      throw new TypeError('integer ids required');
     const k = keyset({ order: opts.order, desc: opts.desc });
-    const sql = `DECLARE mg_scan NO SCROLL CURSOR FOR
-      SELECT ${HEADER_JSON} AS j FROM messages m
-       WHERE m.user_id = $1 AND m.mailbox_id = $2 AND NOT m.expunged
-       ORDER BY ${k.orderBy}`;
-    let client = null;
-    let open = false;
-    const release = async (ok) => {
-      const c = client;
-      client = null;
-      if (!c) return;
+    const sql = `COPY (SELECT ${HEADER_JSON} FROM messages m
+       WHERE m.user_id = ${uid} AND m.mailbox_id = ${mid} AND NOT m.expunged
+       ORDER BY ${k.orderBy}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+    const knex = this.knex;
+    const out = new PassThrough();
+    (async () => {
+      const t0 = process.hrtime.bigint();
+      const client = await knex.client.acquireConnection();
+      let failed = null;
       try {
-        if (open) await c.query(ok ? 'COMMIT' : 'ROLLBACK');
-      } catch {
-        /* connection already broken: the pool discards it */
+        const copy = client.query(copyTo(sql));
+        copy.once('data', () => {
+          if (opts.onFirstBatch) opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
+        });
+        await pipeline(copy, out);
+      } catch (err) {
+        failed = err;
+        // A COPY cut short (client gone) leaves the connection mid-protocol: have the pool
+        // discard it instead of handing it to the next query.
+        client.__knex__disposed = 'NDJSON stream aborted';
+        out.destroy(err);
       } finally {
-        open = false;
-        await knex.client.releaseConnection(c);
+        await knex.client.releaseConnection(client);
       }
-    };
-    return new Readable({
-      async read() {
-        try {
-          const t0 = process.hrtime.bigint();
-          if (!client) {
-            client = await knex.client.acquireConnection();
-            await client.query('BEGIN READ ONLY');
-            open = true;
-            // A stalled reader must not pin a snapshot and a connection for ever.
-            await client.query("SET LOCAL idle_in_transaction_session_timeout = '60s'");
-            await client.query(sql, [userId, mailboxId]);
-          }
-          const r = await client.query(`FETCH ${batch} FROM mg_scan`);
-          if (opts.onFirstBatch) {
-            opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
-            opts.onFirstBatch = null;
-          }
-          if (!r.rows.length) {
-            await release(true);
-            this.push(null);
-            return;
-          }
-          let s = '';
-          for (const row of r.rows) s += row.j + '\n';
-          this.push(s);
-        } catch (err) {
-          this.destroy(err);
-        }
-      },
-      destroy(err, cb) {
-        release(false).then(
-          () => cb(err),
-          () => cb(err),
-        );
-      },
-    });
+      return failed;
+    })().catch((err) => out.destroy(err));
+    return out;
   },
 
   /**
@@ -273,6 +252,16 @@ const mailOps = {
       const { matched, changed } = r.rows[0];
       let highestModseq = Number(mb.highestmodseq);
       if (changed.length) {
+        if (this.outbox) {
+          await writeOutbox(
+            trx,
+            userId,
+            mailboxId,
+            changed.map((c) => c.uid),
+            modseq,
+            'index',
+          );
+        }
         await bumpModseq(trx, userId, mailboxId, modseq);
         highestModseq = modseq;
       }
@@ -307,6 +296,9 @@ const mailOps = {
       );
       const uids = r.rows.map((x) => Number(x.uid)).sort((a, b) => a - b);
       if (!uids.length) return { expunged: [], highestModseq: Number(mb.highestmodseq) };
+      // The ES delete is queued here, with the hide: purgeExpunged() only removes rows
+      // already hidden, so it needs no outbox rows of its own.
+      if (this.outbox) await writeOutbox(trx, userId, mailboxId, uids, modseq, 'delete');
       await bumpModseq(trx, userId, mailboxId, modseq);
       return { expunged: uids, highestModseq: modseq };
     });
@@ -374,6 +366,18 @@ async function lockMailbox(trx, userId, mailboxId) {
   );
   if (!r.rows.length) throw new errors.MAILBOX_NOT_FOUND(String(mailboxId));
   return r.rows[0];
+}
+
+/**
+ * Queues changed messages for the Elasticsearch mirror inside the caller's transaction
+ * (transactional outbox, see packages/es/README.md).
+ */
+async function writeOutbox(trx, userId, mailboxId, uids, modseq, op) {
+  await trx.raw(
+    `INSERT INTO es_outbox (user_id, mailbox_id, uid, modseq, op)
+     SELECT ?, ?, u, ?, ? FROM unnest(?::bigint[]) AS u`,
+    [userId, mailboxId, modseq, op, uids],
+  );
 }
 
 async function bumpModseq(trx, userId, mailboxId, modseq) {

@@ -83,7 +83,7 @@ function main() {
       database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL 17',
       embeddedStatus: pgVersion ? JSON.parse(pgVersion) : null,
       workers: process.env.MAILGATE_IMPORT_WORKERS || String(os.availableParallelism()),
-      batchSize: process.env.MAILGATE_BATCH_SIZE || '500',
+      batchSize: process.env.MAILGATE_BATCH_SIZE || '250',
       runs,
     };
     const outDir = path.join(ROOT, 'bench', 'results');

@@ -33,7 +33,7 @@ function loadConfig(env = process.env) {
   }
   const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : 2;
   const importWorkers = intVar(env, 'MAILGATE_IMPORT_WORKERS', Math.max(1, cpus), 0, 64, problems);
-  const batchSize = intVar(env, 'MAILGATE_BATCH_SIZE', 500, 1, 100000, problems);
+  const batchSize = intVar(env, 'MAILGATE_BATCH_SIZE', 250, 1, 100000, problems);
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }

@@ -5,7 +5,7 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const { errors, createProgress } = require('@mailgate/core');
 const { ParsePool } = require('./pool');
-const { mboxItems, maildirItems, mhItems, mailboxForMboxFile } = require('./sources');
+const { mboxItems, maildirItems, mhItems, mailboxForMboxFile, imapPlans } = require('./sources');
 
 const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -18,7 +18,8 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
  *
  * @param {object} opts
  * @param {import('@mailgate/store').PgStore} opts.store
- * @param {'mbox'|'maildir'|'mh'} opts.kind
+ * @param {'mbox'|'maildir'|'mh'|'imap'} opts.kind
+ * @param {object} [opts.imap] imap only: {host, port, login, passwordEnv, tls} (see imap-source.js)
  * @param {string[]} opts.paths files (mbox) or one directory (maildir, mh)
  * @param {string} opts.user
  * @param {string} [opts.mailbox] mbox only: target mailbox
@@ -35,7 +36,7 @@ async function runImport(opts) {
   const started = process.hrtime.bigint();
   const user = await store.ensureUser(opts.user);
   const pool = new ParsePool(opts.workers ?? 2);
-  const batchSize = opts.batchSize || 500;
+  const batchSize = opts.batchSize || 250;
   const report = {
     messages: 0,
     imported: 0,
@@ -67,7 +68,10 @@ async function runImport(opts) {
   const progress = createProgress({ label: `import ${kind}`, enabled: opts.progress !== false });
 
   try {
-    for (const { source, mailboxKey, items, totalBytes, totalCount } of planSources(opts)) {
+    for await (const { source, mailboxKey, items, totalBytes, totalCount } of planSources({
+      ...opts,
+      userId: user.id,
+    })) {
       if (totalBytes) progress.setTotalBytes(totalBytes);
       if (totalCount) progress.setTotal(totalCount);
       const job = await store.startJob(user.id, kind, source, mailboxKey);
@@ -178,8 +182,10 @@ async function runImport(opts) {
         const raw = it.raw || Buffer.alloc(0);
         it.hash = crypto.createHash('sha256').update(raw).digest();
         const occKey = `${it.mailbox}\0${it.hash.toString('base64')}`;
-        it.dup = occurrences.get(occKey) || 0;
-        occurrences.set(occKey, it.dup + 1);
+        const seen = occurrences.get(occKey) || 0;
+        // A source may name its own dedup ordinal (IMAP: the upstream UID, see imap-source.js).
+        if (it.dup == null) it.dup = seen;
+        occurrences.set(occKey, seen + 1);
         report.messages++;
         report.bytes += raw.length;
         stat(it.mailbox).messages++;
@@ -249,8 +255,12 @@ function dateOr(iso) {
   return iso ? new Date(iso) : null;
 }
 
-function* planSources(opts) {
+async function* planSources(opts) {
   const onSkip = (p, reason) => opts.log?.debug({ path: p, reason }, 'skipped non-message file');
+  if (opts.kind === 'imap') {
+    yield* imapPlans(opts);
+    return;
+  }
   if (opts.kind === 'mbox') {
     for (const file of opts.paths) {
       const abs = path.resolve(file);

@@ -16,7 +16,11 @@ class ParsePool {
     this.pending = new Map();
     this.nextId = 1;
     for (let i = 0; i < size; i++) {
-      const w = new Worker(path.join(__dirname, 'worker.js'));
+      // A small young generation keeps each worker's heap (and so the import's RSS) tight:
+      // parse results are short-lived and copied out at once.
+      const w = new Worker(path.join(__dirname, 'worker.js'), {
+        resourceLimits: { maxYoungGenerationSizeMb: 8 },
+      });
       w.on('message', ({ id, results }) => {
         const p = this.pending.get(id);
         this.pending.delete(id);

@@ -157,3 +157,10 @@ function fromLineDate(line) {
 }
 
 module.exports = { mboxItems, maildirItems, mhItems, mailboxForMboxFile, fromLineDate };
+
+// The IMAP source (`import imap`) lives in its own file; required lazily because it needs
+// @mailgate/legacy, which itself reads From_ line dates from this file.
+Object.defineProperty(module.exports, 'imapPlans', {
+  enumerable: true,
+  get: () => require('./imap-source').imapPlans,
+});

@@ -8,6 +8,7 @@ const { errors, toPublic } = require('./errors');
 const schemas = require('./schemas');
 const { FailureLimiter } = require('./limiter');
 const { Purger } = require('./purger');
+const { openMirror, EsWorker } = require('@mailgate/es');
 const { serverTiming } = require('./app-helpers');
 
 /**
@@ -22,6 +23,8 @@ const { serverTiming } = require('./app-helpers');
  * @param {boolean} [opts.docs] serve OpenAPI and its UI at /docs (default true)
  * @param {boolean} [opts.purgeOnStart] purge rows left hidden by an earlier run (default true)
  * @param {object} [opts.fastify] extra Fastify options (timeouts)
+ * @param {string|null} [opts.elasticsearchUrl] enables backend=es and the outbox worker
+ * @param {boolean} [opts.esWorker] run the outbox worker (default true when elasticsearchUrl)
  * @returns {Promise<import('fastify').FastifyInstance>} app, with `app.store` and `app.purger`
  */
 async function build(opts) {
@@ -158,8 +161,16 @@ async function build(opts) {
     }
   };
 
+  // Elasticsearch mirror (ELASTICSEARCH_URL): backend=es searches, and the outbox worker.
+  let mirror = null;
+  let esWorker = null;
+  if (opts.elasticsearchUrl) {
+    mirror = openMirror({ elasticsearchUrl: opts.elasticsearchUrl }, opts.knex, { log: app.log });
+    if (opts.esWorker !== false) esWorker = new EsWorker({ ...mirror, log: app.log });
+  }
   const ctx = {
     store,
+    mirror,
     purger,
     timed,
     limiter,
@@ -177,7 +188,12 @@ async function build(opts) {
       (err) => app.log.warn({ err: { message: err.message } }, 'could not list pending purges'),
     );
   });
+  app.addHook('onReady', async () => {
+    if (esWorker) esWorker.start();
+  });
   app.addHook('onClose', async () => {
+    if (esWorker) await esWorker.stop();
+    if (mirror) await mirror.close();
     await purger.close();
   });
   return app;

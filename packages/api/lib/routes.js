@@ -5,6 +5,9 @@ const { parseForDisplay, getAttachment } = require('@mailgate/mime');
 const { errors } = require('./errors');
 const { errorsFor, headerProps, mailboxName, uid, backend, flag } = require('./schemas');
 const { serverTiming } = require('./app-helpers');
+const { searchEs } = require('@mailgate/es');
+const { loadConfig } = require('@mailgate/core');
+const legacy = require('@mailgate/legacy');
 
 /*
  * The routes of the brief's "HTTP API" (prefix /api/v1). Every data route names its
@@ -29,6 +32,13 @@ async function routes(app, { ctx }) {
   const pgOnly = (b) => {
     if (b && b !== 'pg') throw new errors.BACKEND_UNAVAILABLE(b);
   };
+  // backend=mbox|maildir|imap: the flat-file paths of @mailgate/legacy, found per user in
+  // $MAILGATE_HOME/legacy.json (400 LEGACY_NOT_CONFIGURED when the user has none); null for
+  // pg/es. Their mailboxes are named, not looked up in PostgreSQL.
+  const legacyHome = ctx.home || loadConfig().home;
+  const legacyOf = (req, b) =>
+    legacy.LEGACY_BACKENDS.includes(b) ? legacy.openBackend(legacyHome, req.user.user, b) : null;
+  app.addHook('onClose', () => legacy.closeBackends());
 
   // ---- health ----
   app.get(
@@ -289,10 +299,26 @@ async function routes(app, { ctx }) {
       },
     },
     async (req, reply) => {
-      pgOnly(req.query.backend);
+      const lb = legacyOf(req, req.query.backend);
+      if (!lb) pgOnly(req.query.backend);
       const { order: orderParam, limit } = req.query;
       const desc = orderParam.startsWith('-');
       const order = desc ? orderParam.slice(1) : orderParam;
+      if (lb) {
+        const name = req.params.mailbox;
+        if (wantsNdjson(req)) {
+          const body = await timed(req, () => primed(lb.streamHeadersNdjson(name)));
+          reply.header('Server-Timing', serverTiming(req.backendMs));
+          reply.type(`${NDJSON}; charset=utf-8`);
+          return reply.send(body);
+        }
+        const after = req.query.cursor ? decodeCursor(req.query.cursor, orderParam) : null;
+        const page = await timed(req, () => lb.scanPage(name, { limit, order, desc, after }));
+        return {
+          messages: page.rows,
+          nextCursor: page.next ? encodeCursor(orderParam, page.next) : null,
+        };
+      }
       const mb = await mailboxOf(req);
       if (wantsNdjson(req)) {
         const stream = store.streamHeadersNdjson(req.user.userId, mb.id, { order, desc });
@@ -503,13 +529,36 @@ async function routes(app, { ctx }) {
       },
     },
     async (req) => {
-      pgOnly(req.query.backend);
+      const lb = legacyOf(req, req.query.backend);
+      if (lb) {
+        const r = await timed(req, () =>
+          lb.search(req.query.q, {
+            mailbox: req.query.mailbox,
+            withRows: true,
+            rowLimit: req.query.limit,
+          }),
+        );
+        const per = new Map();
+        for (const h of r.hits) per.set(h.mailbox, [...(per.get(h.mailbox) || []), h.uid]);
+        return {
+          total: r.total,
+          mailboxes: [...per].map(([mailbox, uids]) => ({ mailbox, uids })),
+          messages: r.rows,
+        };
+      }
+      const useEs = req.query.backend === 'es' && ctx.mirror;
+      if (!useEs) pgOnly(req.query.backend);
       const userId = req.user.userId;
       let mailboxId;
       if (req.query.mailbox) {
         mailboxId = (await timed(req, () => store.getMailbox(userId, req.query.mailbox))).id;
       }
-      const r = await timed(req, () => store.search(userId, req.query.q, { mailboxId }));
+      // backend=es: ES answers, uids are resolved against PostgreSQL (@mailgate/es searchEs).
+      const r = await timed(req, () =>
+        useEs
+          ? searchEs(ctx.mirror, userId, req.query.q, { mailboxId })
+          : store.search(userId, req.query.q, { mailboxId }),
+      );
       const boxes = await timed(req, () =>
         store.knex('mailboxes').where({ user_id: userId }).select('id', 'name'),
       );
@@ -551,6 +600,11 @@ async function routes(app, { ctx }) {
           },
           oneOf: [{ required: ['uids'] }, { required: ['q'] }],
         },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { backend },
+        },
         response: {
           200: {
             type: 'object',
@@ -580,6 +634,10 @@ async function routes(app, { ctx }) {
       if (!add.length && !remove.length) {
         throw new errors.INVALID_INPUT('body must name flags to add or remove');
       }
+      const lb = legacyOf(req, req.query.backend);
+      if (lb)
+        return timed(req, () => lb.setFlags(req.params.mailbox, { uids, query: q, add, remove }));
+      pgOnly(req.query.backend);
       const mb = await mailboxOf(req);
       return timed(req, () =>
         store.setFlags(req.user.userId, mb.id, { uids, query: q, add, remove }),
@@ -605,6 +663,11 @@ async function routes(app, { ctx }) {
           additionalProperties: false,
           properties: { uids: { type: 'array', items: uid, minItems: 1, maxItems: 100000 } },
         },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { backend },
+        },
         response: {
           200: {
             type: 'object',
@@ -618,8 +681,11 @@ async function routes(app, { ctx }) {
       },
     },
     async (req) => {
-      const mb = await mailboxOf(req);
       const uids = req.body ? req.body.uids : undefined;
+      const lb = legacyOf(req, req.query.backend);
+      if (lb) return timed(req, () => lb.expunge(req.params.mailbox, { uids }));
+      pgOnly(req.query.backend);
+      const mb = await mailboxOf(req);
       const r = await timed(req, () => store.expunge(req.user.userId, mb.id, { uids }));
       if (r.expunged.length) purger.schedule(req.user.userId, mb.id);
       return r;

@@ -83,7 +83,8 @@ const backend = {
   type: 'string',
   enum: ['pg', 'es', 'imap', 'mbox', 'maildir'],
   default: 'pg',
-  description: 'storage path; only pg is served by this version',
+  description:
+    'storage path: pg (default), es (search), mbox/maildir/imap (legacy paths, configured per user with `mailgate legacy add-user`)',
 };
 // System flags by their IMAP names, or keywords (IMAP atoms: no spaces, parentheses,
 // wildcards, quotes or backslashes).

@@ -72,6 +72,7 @@ async function startServer(config, opts = {}) {
       logger: log,
       adminToken: config.adminToken,
       purgeOnStart: opts.purgeOnStart,
+      elasticsearchUrl: config.elasticsearchUrl,
     });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -11,9 +11,11 @@ const {
 } = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
 const importer = require('@mailgate/importer');
+const legacy = require('@mailgate/legacy');
 const { demo } = require('./demo');
 const { printTable } = require('./format');
 const { serve, createToken, serveDemo } = require('./serve');
+const { addEsCommands, cliSearchEs } = require('@mailgate/es/lib/cli');
 
 /*
  * The CLI contract (brief "Contracts"): `--json` prints exactly one JSON object on stdout;
@@ -115,6 +117,7 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.`,
           user: o.user,
           mailbox: o.mailbox,
           variant: o.variant,
+          imap: o.imap,
           workers: config.importWorkers,
           batchSize: config.batchSize,
           progress: !o.quiet,
@@ -177,13 +180,28 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.`,
         'import MH-style folders of numbered files, recursively (folder path = mailbox)',
       ),
   ).action(importAction('mh'));
-  imp
-    .command('imap')
-    .description('import from a remote IMAP account (not available yet)')
-    .allowUnknownOption()
-    .action(() => {
-      throw new UsageError('import imap is not implemented in this version yet');
-    });
+  common(
+    imp
+      .command('imap')
+      .description(
+        'import every folder of an IMAP account; a re-run imports only new mail and updates flags',
+      )
+      .requiredOption('--host <host>')
+      .requiredOption('--port <port>', 'IMAP port', (v) => Number(v))
+      .requiredOption('--login <login>')
+      .requiredOption(
+        '--password-env <var>',
+        'environment variable holding the password (never on the command line)',
+      )
+      .option('--tls', 'implicit TLS (IMAPS)')
+      .option('--no-tls', 'plain connection (STARTTLS not attempted)'),
+  ).action((o) => {
+    if (process.env[o.passwordEnv] == null)
+      throw new UsageError(`import imap: environment variable ${o.passwordEnv} is not set`);
+    const imap = { host: o.host, port: o.port, login: o.login, passwordEnv: o.passwordEnv };
+    if (o.tls !== undefined) imap.tls = o.tls;
+    return importAction('imap')([], { ...o, imap });
+  });
 
   // ---- export ----
   const exp = program.command('export').description('export mail from the store');
@@ -305,15 +323,44 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.`,
     .allowUnknownOption()
     .requiredOption('--user <user>')
     .option('--mailbox <name>')
-    .addOption(new Option('--backend <backend>').choices(['pg']).default('pg'))
+    .addOption(
+      new Option('--backend <backend>')
+        .choices(['pg', 'es', 'mbox', 'maildir', 'imap'])
+        .default('pg'),
+    )
     .option('--json')
     .action(async (terms, o) => {
       const query = terms.join(' ');
+      if (legacy.LEGACY_BACKENDS.includes(o.backend)) {
+        // The flat-file paths answer from the files / the upstream server, not from the store.
+        const backend = legacy.openBackend(config.home, o.user, o.backend);
+        try {
+          const r = await backend.search(query, { mailbox: o.mailbox });
+          const per = new Map();
+          for (const h of r.hits) per.set(h.mailbox, [...(per.get(h.mailbox) || []), h.uid]);
+          const result = {
+            total: r.total,
+            uids: r.hits.map((h) => h.uid),
+            mailboxes: [...per].map(([mailbox, uids]) => ({ mailbox, uids })),
+          };
+          out(o.json, result, (x) => {
+            process.stdout.write(`${x.total} matching messages\n`);
+            for (const m of x.mailboxes)
+              process.stdout.write(`  ${m.mailbox}: ${m.uids.join(' ')}\n`);
+          });
+        } finally {
+          await legacy.closeBackends();
+        }
+        return;
+      }
       await withStore(async (store) => {
         const user = await store.getUser(o.user);
         let mailboxId;
         if (o.mailbox) mailboxId = (await store.getMailbox(user.id, o.mailbox)).id;
-        const r = await store.search(user.id, query, { mailboxId });
+        const r =
+          o.backend === 'es'
+            ? await cliSearchEs(config, store, user.id, query, { mailboxId })
+            : await store.search(user.id, query, { mailboxId });
         const boxes = await store
           .knex('mailboxes')
           .where({ user_id: user.id })
@@ -336,6 +383,43 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.`,
             process.stdout.write(`  ${m.mailbox}: ${m.uids.join(' ')}\n`);
         });
       });
+    });
+
+  program
+    .command('legacy')
+    .description('legacy backends (direct mbox/maildir, upstream IMAP) for search and the API')
+    .command('add-user <user>')
+    .description("record where a user's legacy mail lives ($MAILGATE_HOME/legacy.json)")
+    .option('--mbox-dir <dir>', 'directory of mbox files (inbox.mbox or INBOX is INBOX)')
+    .option('--maildir <dir>', 'Maildir / Maildir++ root')
+    .option('--imap-host <host>')
+    .option('--imap-port <port>', 'upstream IMAP port', (v) => Number(v))
+    .option('--imap-login <login>')
+    .option('--imap-password-env <var>', 'environment variable holding the upstream password')
+    .option('--imap-tls', 'implicit TLS to the upstream server')
+    .option('--json')
+    .action((user, o) => {
+      const entry = { mboxDir: o.mboxDir, maildir: o.maildir };
+      if (o.imapHost) {
+        if (!o.imapLogin || !o.imapPasswordEnv)
+          throw new UsageError(
+            'legacy add-user: --imap-host needs --imap-login and --imap-password-env',
+          );
+        entry.imap = {
+          host: o.imapHost,
+          port: o.imapPort || (o.imapTls ? 993 : 143),
+          login: o.imapLogin,
+          passwordEnv: o.imapPasswordEnv,
+          tls: Boolean(o.imapTls),
+        };
+      }
+      if (!entry.mboxDir && !entry.maildir && !entry.imap)
+        throw new UsageError('legacy add-user: give --mbox-dir, --maildir and/or --imap-host');
+      // Only the variable's name is stored and printed, never the password.
+      const saved = legacy.addLegacyUser(config.home, user, entry);
+      out(o.json, { user, ...saved }, (x) =>
+        process.stderr.write(`legacy storage of ${user}: ${JSON.stringify(x)}\n`),
+      );
     });
 
   program
@@ -426,6 +510,9 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.`,
       await serveDemo({ config, log, user: o.user, noServe: !o.serve });
     });
 
+  // ---- Elasticsearch mirror ----
+  addEsCommands(program, { config, log, withStore, out, setExit });
+
   // ---- HTTP API ----
   program
     .command('serve')
@@ -446,6 +533,9 @@ Exit codes: 0 ok, 1 failure, 2 bad usage.`,
       const t = await withStore((store) => createToken(store, name, { ttlDays: o.ttlDays }));
       out(o.json, t, (x) => process.stdout.write(`${x.token}\n`));
     });
+
+  // ---- benchmark (issue 6; packages/bench) ----
+  require('@mailgate/bench/lib/cli').addBenchCommand(program, { config, out });
 
   return program;
 }

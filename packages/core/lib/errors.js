@@ -34,6 +34,17 @@ const defs = {
   UNSUPPORTED_MEDIA_TYPE: ['%s', 415],
   BACKEND_TIMEOUT: ['The backend did not answer in time', 503],
   INTERNAL: ['Internal server error', 500],
+  // Elasticsearch mirror (@mailgate/es)
+  ES_UNAVAILABLE: ['Elasticsearch unavailable: %s', 503],
+  ES_NOT_CONFIGURED: ['Elasticsearch is not configured: set ELASTICSEARCH_URL', 400],
+  ES_UNSUPPORTED_QUERY: ['Not answerable by backend=es: %s', 400],
+  // Legacy backends and IMAP import (@mailgate/legacy)
+  MAILBOX_LOCKED: ['Mailbox file is locked by another writer: %s', 503],
+  LEGACY_NOT_CONFIGURED: [
+    'No %s storage configured for user %s (see: mailgate legacy add-user)',
+    400,
+  ],
+  UPSTREAM_IMAP_FAILED: ['Upstream IMAP server %s: %s', 502],
 };
 
 const errors = {};

@@ -11,6 +11,7 @@ const { parse } = require('./parse');
 const { toString } = require('./to-string');
 const { compileSql, likeEscape } = require('./sql');
 const { compilePredicate } = require('./predicate');
+const { compileImap } = require('./imap');
 const { tokenize } = require('./tokenize');
 const { validate, LIMITS } = require('./ast');
 
@@ -19,6 +20,7 @@ module.exports = {
   toString,
   compileSql,
   compilePredicate,
+  compileImap,
   likeEscape,
   tokenize,
   validate,

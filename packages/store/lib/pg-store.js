@@ -15,9 +15,14 @@ const HEADER_SELECT = `m.uid, m.mailbox_id, m.from_name, m.from_addr, m.to_addrs
  * SQL values are always bound parameters.
  */
 class PgStore {
-  /** @param {import('knex').Knex} knex */
-  constructor(knex) {
+  /**
+   * @param {import('knex').Knex} knex
+   * @param {{outbox?: boolean}} [opts] outbox: write Elasticsearch outbox rows with every
+   *   change (default: when ELASTICSEARCH_URL is set; see @mailgate/es)
+   */
+  constructor(knex, opts = {}) {
     this.knex = knex;
+    this.outbox = opts.outbox ?? Boolean(process.env.ELASTICSEARCH_URL);
   }
 
   /**
@@ -354,6 +359,14 @@ class PgStore {
       await client.query('SET LOCAL synchronous_commit = off');
       await copyRows(client, 'messages', MESSAGE_COLUMNS, plan.msgRows);
       await copyRows(client, 'message_sources', SOURCE_COLUMNS, plan.srcRows);
+      if (this.outbox && plan.msgRows.length) {
+        // The ES mirror's outbox rows commit with the messages (packages/es/README.md).
+        await client.query(
+          `INSERT INTO es_outbox (user_id, mailbox_id, uid, modseq, op)
+           SELECT $1, b, u, s, 'index' FROM unnest($2::int[], $3::bigint[], $4::bigint[]) AS t(b, u, s)`,
+          [userId, ...['mailbox_id', 'uid', 'modseq'].map((c) => plan.msgRows.map((r) => r[c]))],
+        );
+      }
       for (const q of batch.quarantined) {
         // Not COPY: a re-run meets the same bad entries again, and ON CONFLICT needs INSERT.
         const row = { ...q, user_id: userId };

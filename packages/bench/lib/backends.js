@@ -1,0 +1,370 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { openDatabase, loadConfig } = require('@mailgate/core');
+const { PgStore } = require('@mailgate/store');
+const { runImport } = require('@mailgate/importer');
+const { parse, compileImap } = require('@mailgate/query');
+const { messageKey, KeyMap } = require('./keys');
+
+/*
+ * One uniform adapter per backend, so the runner times the same request the same way on each.
+ *
+ *   name                       backend id (`pg`, `dovecot-maildir` …)
+ *   wordSearch                 true when bare words are word search (pg, es): word_* requests run
+ *   load(box) → {seconds, messages}   puts the built mailbox into the backend (the `import` request)
+ *   firstOpen() → {count}      first open of the never-opened mailbox (IMAP SELECT; pg: mailbox list)
+ *   ready()                    optional, untimed, after firstOpen: e.g. read the uid → key map
+ *   headers() → {ids}          every header row
+ *   search(query) → {ids}      a query in the mailgate query language (@mailgate/query)
+ *   expunge(keys) → {ids}      flags the given messages deleted and expunges them (the client's answer)
+ *   restore()                  puts the pristine mailbox back (untimed, before each expunge sample)
+ *   fetchOne(key) → {ids}      flags, structure, header and first body part of one message
+ *   keysOf(ids) → string[]     comparison keys (keys.js) of native ids — untimed, after the request
+ *   restart() → {note?}        restarts the backend's server (cold runs); the caller drops caches
+ *   close()
+ *
+ * Timed methods return native ids (uids) and the runner converts them with keysOf() after the
+ * clock stops, so key computation is never part of a backend's time.
+ *
+ * Plugging in a backend (es, mbox, maildir): write a factory `(ctx) => adapter` with the shape
+ * above, put it in FACTORIES below, and remove its entry from PENDING. ctx is
+ * {work, size, log, config}. The harness, agreement check and reports need no change.
+ */
+
+/** Backends whose adapters are not written yet, with what they wait for. */
+const PENDING = {
+  es: 'the Elasticsearch mirror (packages/es) is being built',
+  mbox: 'the direct mbox backend (packages/legacy) is being built',
+  maildir: 'the direct maildir backend (packages/legacy) is being built',
+};
+
+class BackendUnavailable extends Error {
+  constructor(name, why) {
+    super(`backend ${name} is not available yet: ${why}`);
+    this.code = 'BACKEND_UNAVAILABLE';
+  }
+}
+
+/**
+ * The store path: PostgreSQL through PgStore methods only (no SQL here). Embedded PostgreSQL
+ * in `<work>/pg-home` unless DATABASE_URL is set; each load uses a new user, so an import
+ * is always measured into empty per-user tables.
+ * @param {{work: string, size: string, log: (s: string) => void, config?: object}} ctx
+ */
+function pgBackend(ctx) {
+  const base = ctx.config || loadConfig();
+  const config = { ...base, home: base.databaseUrl ? base.home : path.join(ctx.work, 'pg-home') };
+  let db = null;
+  let store = null;
+  let user = null;
+  let mailboxId = null;
+  let box = null;
+  const keys = new KeyMap();
+
+  const open = async () => {
+    db = await openDatabase(config);
+    store = new PgStore(db.knex);
+  };
+  const importBox = () =>
+    runImport({
+      store,
+      kind: 'mbox',
+      paths: [box.mbox],
+      user: user.name,
+      mailbox: 'INBOX',
+      workers: config.importWorkers,
+      batchSize: config.batchSize,
+      progress: false,
+    });
+  // uid → key for the whole mailbox, read through the store's source stream.
+  const mapKeys = async () => {
+    keys.clear();
+    for await (const row of store.streamSources(user.id, mailboxId)) {
+      keys.add(Number(row.uid), messageKey(row.raw));
+    }
+  };
+
+  return {
+    name: 'pg',
+    wordSearch: true,
+    async load(b) {
+      box = b;
+      if (!db) await open();
+      // Sizes get their own user; the suffix keeps re-runs in one scratch home apart.
+      user = await store.ensureUser(`bench-${ctx.size}-${Date.now().toString(36)}`);
+      const rep = await importBox();
+      mailboxId = (await store.getMailbox(user.id, 'INBOX')).id;
+      await mapKeys();
+      return { seconds: rep.seconds, messages: rep.imported };
+    },
+    async firstOpen() {
+      const boxes = await store.listMailboxes(user.id);
+      const inbox = boxes.find((m) => m.name === 'INBOX');
+      return { count: inbox ? inbox.total : 0 };
+    },
+    async headers() {
+      const rows = await store.scanHeaders(user.id, mailboxId);
+      return { ids: rows.map((r) => r.uid) };
+    },
+    async search(query) {
+      const r = await store.search(user.id, query, { mailboxId });
+      return { ids: r.hits.map((h) => h.uid) };
+    },
+    async expunge(list) {
+      const uids = keys.uidsOf(list);
+      await store.setFlags(user.id, mailboxId, { uids, add: ['\\Deleted'] });
+      const r = await store.expunge(user.id, mailboxId, { uids });
+      return { ids: r.expunged };
+    },
+    async restore() {
+      // Phase two of expunge (the background purge) first, then an idempotent re-import
+      // puts exactly the purged messages back (with new uids, hence the new key map).
+      await store.purgeExpunged(user.id, mailboxId);
+      await importBox();
+      await mapKeys();
+    },
+    async fetchOne(key) {
+      const [uid] = keys.uidsOf([key]);
+      const m = await store.getMessage(user.id, mailboxId, uid);
+      return { ids: m ? [m.header.uid] : [] };
+    },
+    keysOf(ids) {
+      return keys.keysOf(ids);
+    },
+    async restart() {
+      if (config.databaseUrl) {
+        await db.close();
+        await open();
+        return { note: 'DATABASE_URL: server not restarted (not ours), connections reopened' };
+      }
+      // An on-demand embedded server stops when its last client releases it.
+      await db.close();
+      await open();
+      return {};
+    },
+    async close() {
+      if (db) await db.close();
+      db = null;
+    },
+  };
+}
+
+/**
+ * Dovecot 2.3 on the built mbox or Maildir (scripts/dovecot/dovecot.js), spoken to over IMAP
+ * with imapflow. Searches compile the AST to IMAP SEARCH keys (@mailgate/query compileImap);
+ * a key set that is only a superset (dates: SENTON is the Date header's own-zone day, mailgate
+ * compares UTC days) is narrowed on the client, inside the timed request, as a real client of
+ * this backend would have to.
+ * @param {'mbox'|'maildir'} format
+ */
+function dovecotBackend(format) {
+  return (_ctx) => {
+    const dovecot = require(
+      path.join(__dirname, '..', '..', '..', 'scripts', 'dovecot', 'dovecot.js'),
+    );
+    const { ImapFlow } = require('imapflow');
+    let inst = null;
+    let client = null;
+    let box = null;
+    const keys = new KeyMap();
+    // dovecot.js makes (and removes) each instance's scratch dir itself: a short path under
+    // $TMPDIR with the modes its auth process needs to read the passwd-file.
+
+    const startServer = async () => {
+      inst = await dovecot.start({
+        format,
+        mail: format === 'mbox' ? box.mbox : box.maildir,
+        link: format === 'maildir',
+      });
+    };
+    const connect = async () => {
+      client = new ImapFlow({
+        host: inst.host,
+        port: inst.port,
+        secure: false,
+        auth: { user: inst.user, pass: inst.password },
+        logger: false,
+      });
+      await client.connect();
+    };
+    const disconnect = async () => {
+      if (client) await client.logout().catch(() => {});
+      client = null;
+    };
+    const stopServer = async () => {
+      await disconnect();
+      if (inst) await dovecot.stop(inst.dir, { keep: false });
+      inst = null;
+    };
+    const mapKeys = async () => {
+      keys.clear();
+      for await (const m of client.fetch('1:*', { uid: true, source: true })) {
+        keys.add(m.uid, messageKey(m.source));
+      }
+    };
+    const fresh = async () => {
+      await stopServer();
+      await startServer();
+      await connect();
+      await client.mailboxOpen('INBOX');
+      await mapKeys();
+    };
+
+    return {
+      name: `dovecot-${format}`,
+      wordSearch: false,
+      async load(b) {
+        box = b;
+        const t0 = process.hrtime.bigint();
+        await startServer();
+        await connect();
+        const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+        // Counted without opening the mailbox, which would build the index before firstOpen.
+        const st = await client.status('INBOX', { messages: true });
+        return { seconds, messages: st.messages };
+      },
+      async firstOpen() {
+        const mb = await client.mailboxOpen('INBOX');
+        return { count: mb.exists };
+      },
+      async ready() {
+        await mapKeys();
+      },
+      async headers() {
+        const ids = [];
+        const q = { uid: true, flags: true, envelope: true, internalDate: true, size: true };
+        for await (const m of client.fetch('1:*', q)) ids.push(m.uid);
+        return { ids };
+      },
+      async search(query) {
+        const ast = parse(query);
+        const { search, exact } = compileImap(ast);
+        let uids = (await client.search(search, { uid: true })) || [];
+        if (!exact) {
+          if (ast.type !== 'date' || ast.op !== 'on') {
+            throw new Error(`dovecot adapter: no client-side narrowing for ${query}`);
+          }
+          const keep = [];
+          if (uids.length) {
+            for await (const m of client.fetch(
+              uids,
+              { uid: true, envelope: true },
+              { uid: true },
+            )) {
+              const d = m.envelope && m.envelope.date;
+              if (d && !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === ast.value) {
+                keep.push(m.uid);
+              }
+            }
+          }
+          uids = keep;
+        }
+        return { ids: uids };
+      },
+      async expunge(list) {
+        const uids = keys.uidsOf(list);
+        const r = await client.messageDelete(uids, { uid: true });
+        return { ids: r ? uids : [] };
+      },
+      async restore() {
+        // A fresh copy of the pristine files and a fresh index (built here, untimed).
+        await fresh();
+      },
+      async fetchOne(key) {
+        const [uid] = keys.uidsOf([key]);
+        const m = await client.fetchOne(
+          String(uid),
+          { uid: true, flags: true, bodyStructure: true, headers: true, bodyParts: ['1'] },
+          { uid: true },
+        );
+        return { ids: m ? [m.uid] : [] };
+      },
+      keysOf(ids) {
+        return keys.keysOf(ids);
+      },
+      async restart() {
+        // dovecot.js starts every instance from a fresh home (a new copy of the mail), so the
+        // index Dovecot keeps beside the mail is saved before the stop and put back before
+        // the first login: the restarted server finds its index, as a real one would. The
+        // mailbox is pristine here (restored), so the saved index matches the new copy.
+        await disconnect();
+        const saved = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-index-'));
+        const indexFiles = () =>
+          format === 'mbox'
+            ? [path.join(inst.home, 'mail', '.imap')]
+            : fs
+                .readdirSync(path.join(inst.home, 'Maildir'))
+                .filter((f) => f.startsWith('dovecot'))
+                .map((f) => path.join(inst.home, 'Maildir', f));
+        const keep = indexFiles().filter((f) => fs.existsSync(f));
+        for (const f of keep) fs.cpSync(f, path.join(saved, path.basename(f)), { recursive: true });
+        await stopServer();
+        await startServer();
+        const { uid, gid } = fs.statSync(inst.home);
+        const into =
+          format === 'mbox' ? path.join(inst.home, 'mail') : path.join(inst.home, 'Maildir');
+        for (const f of keep) {
+          const dst = path.join(into, path.basename(f));
+          fs.cpSync(path.join(saved, path.basename(f)), dst, { recursive: true });
+          chownTree(dst, uid, gid);
+        }
+        fs.rmSync(saved, { recursive: true, force: true });
+        return {
+          reconnect: async () => {
+            await connect();
+            await client.mailboxOpen('INBOX');
+          },
+        };
+      },
+      async close() {
+        await stopServer();
+      },
+    };
+  };
+}
+
+/** chown -R, for index files copied back into a Dovecot home. */
+function chownTree(p, uid, gid) {
+  fs.chownSync(p, uid, gid);
+  if (fs.statSync(p).isDirectory()) {
+    for (const e of fs.readdirSync(p)) chownTree(path.join(p, e), uid, gid);
+  }
+}
+
+const FACTORIES = {
+  pg: pgBackend,
+  'dovecot-mbox': dovecotBackend('mbox'),
+  'dovecot-maildir': dovecotBackend('maildir'),
+};
+
+/** Every backend name the bench knows, ready or not. */
+const { ALL_BACKENDS } = require('./index-constants');
+
+/** Flat-file backends: the baseline of the ratio columns. */
+const FLAT_FILE = ['mbox', 'maildir', 'dovecot-mbox', 'dovecot-maildir'];
+
+/**
+ * Creates a backend adapter.
+ * @param {string} name
+ * @param {{work: string, size: string, log: (s: string) => void, config?: object}} ctx
+ * @returns {object} adapter (see the top of this file)
+ * @throws {BackendUnavailable} for a backend whose adapter is still pending
+ */
+function createBackend(name, ctx) {
+  if (PENDING[name]) throw new BackendUnavailable(name, PENDING[name]);
+  const f = FACTORIES[name];
+  if (!f) throw new Error(`unknown backend ${name} (known: ${ALL_BACKENDS.join(', ')})`);
+  return f(ctx);
+}
+
+module.exports = {
+  createBackend,
+  BackendUnavailable,
+  PENDING,
+  FACTORIES,
+  ALL_BACKENDS,
+  FLAT_FILE,
+};

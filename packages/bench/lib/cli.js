@@ -1,0 +1,123 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { runBench } = require('./runner');
+const { machineFacts } = require('./machine');
+const { writeReport } = require('./report');
+const { ALL_BACKENDS, SIZES } = require('./index-constants');
+
+/**
+ * The default corpus: the unpacked shared Enron set (test/support/corpus.js unpacks
+ * ../shared/corpus once into $TMPDIR/mailgate-corpus), or null when it is not beside the repo.
+ * @returns {string|null}
+ */
+function defaultCorpus() {
+  try {
+    return require(
+      path.join(__dirname, '..', '..', '..', 'test', 'support', 'corpus.js'),
+    ).corpusDir();
+  } catch {
+    return null;
+  }
+}
+
+const list = (allowed, what) => (v) => {
+  const xs = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const x of xs) {
+    if (!allowed.includes(x)) {
+      const err = new Error(`unknown ${what} ${x} (one of ${allowed.join(', ')})`);
+      err.code = 'USAGE';
+      throw err;
+    }
+  }
+  return xs;
+};
+
+/**
+ * Adds `mailgate bench` to the CLI program.
+ * @param {import('commander').Command} program
+ * @param {{config: object, out: (json: boolean, obj: object, human: (o: object) => void) => void}} ctx
+ */
+function addBenchCommand(program, ctx) {
+  program
+    .command('bench')
+    .description(
+      'the 2003 database-vs-flat-file study, reproduced: build mailboxes, time every backend',
+    )
+    .option(
+      '--corpus <dir>',
+      'corpus directory (default: the unpacked Enron set of ../shared/corpus)',
+    )
+    .option('--work <dir>', 'scratch dir: built mailboxes, embedded PostgreSQL (kept for re-runs)')
+    .option('--out <dir>', 'where results.json, results.md and charts/ go (default <work>/out)')
+    .option('--sizes <list>', 'small, medium, large', list(Object.keys(SIZES), 'size'), ['small'])
+    .option('--backends <list>', ALL_BACKENDS.join(', '), list(ALL_BACKENDS, 'backend'), ['pg'])
+    .option(
+      '--runs <n>',
+      'warm repeats per request (median, min, max)',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1) {
+          const err = new Error('--runs must be a positive integer');
+          err.code = 'USAGE';
+          throw err;
+        }
+        return n;
+      },
+      5,
+    )
+    .option('--cold', 'also time cold requests (server restarted, page cache dropped)')
+    .option('--json', 'print the results.json object on stdout')
+    .action(async (o) => {
+      const corpus = o.corpus || defaultCorpus();
+      if (!corpus) {
+        const err = new Error(
+          'no corpus: pass --corpus DIR (../shared/corpus is not beside the repo)',
+        );
+        err.code = 'USAGE';
+        throw err;
+      }
+      const work = path.resolve(o.work || path.join(os.tmpdir(), 'mailgate-bench'));
+      const outDir = path.resolve(o.out || path.join(work, 'out'));
+      fs.mkdirSync(work, { recursive: true });
+      const log = (s) => process.stderr.write(s + '\n');
+      const started = Date.now();
+      const run = await runBench({
+        corpus,
+        work,
+        sizes: o.sizes,
+        backends: o.backends,
+        runs: o.runs,
+        cold: !!o.cold,
+        log,
+        config: ctx.config,
+      });
+      const machine = {
+        ...machineFacts({ work, config: ctx.config }),
+        pageCacheDropped: run.dropCaches,
+        notes: run.notes,
+      };
+      const data = { machine, results: run.results };
+      const command = `mailgate bench ${process.argv.slice(3).join(' ')}`.trim();
+      const files = writeReport(outDir, data, { queries: run.queries, notes: run.notes, command });
+      fs.writeFileSync(
+        path.join(outDir, 'queries.json'),
+        JSON.stringify(run.queries, null, 2) + '\n',
+      );
+      const seconds = (Date.now() - started) / 1000;
+      log(
+        `wrote ${files.json}, ${files.md} and ${files.charts.length} charts in ${seconds.toFixed(1)} s`,
+      );
+      const bad = run.results.filter((r) => !r.agrees);
+      for (const r of bad)
+        log(`DISAGREES: ${r.backend} ${r.size} ${r.request} (${r.matches} matches)`);
+      ctx.out(!!o.json, data, () => {});
+    });
+}
+
+module.exports = { addBenchCommand };

@@ -1,0 +1,29 @@
+'use strict';
+
+/**
+ * @mailgate/bench — the 2003 database-vs-flat-file study reproduced (`mailgate bench`).
+ * See README.md.
+ */
+
+const mailboxes = require('./mailboxes');
+const { selectQueries } = require('./select');
+const { messageKey } = require('./keys');
+const backends = require('./backends');
+const harness = require('./harness');
+const { runBench, REQUESTS } = require('./runner');
+const report = require('./report');
+const { machineFacts } = require('./machine');
+const { addBenchCommand } = require('./cli');
+
+module.exports = {
+  ...mailboxes,
+  selectQueries,
+  messageKey,
+  ...backends,
+  ...harness,
+  runBench,
+  REQUESTS,
+  ...report,
+  machineFacts,
+  addBenchCommand,
+};

@@ -1,0 +1,229 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { FLAT_FILE } = require('./backends');
+
+const SIZE_ORDER = ['small', 'medium', 'large'];
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#17becf'];
+
+const esc = (s) =>
+  String(s).replace(
+    /[&<>"]/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c],
+  );
+const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+
+/**
+ * Groups result rows: request → phase → backend → size → row.
+ * @param {object[]} results
+ */
+function group(results) {
+  const g = new Map();
+  for (const r of results) {
+    const key = `${r.request}\u0000${r.phase}`;
+    if (!g.has(key)) g.set(key, { request: r.request, phase: r.phase, rows: new Map() });
+    const byBackend = g.get(key).rows;
+    if (!byBackend.has(r.backend)) byBackend.set(r.backend, new Map());
+    byBackend.get(r.backend).set(r.size, r);
+  }
+  return [...g.values()];
+}
+
+const sizesOf = (results) => SIZE_ORDER.filter((s) => results.some((r) => r.size === s));
+
+/**
+ * results.md: one table per request and phase; rows backends, columns sizes (median ms with
+ * min–max and matches), then each backend's ratio to the best flat-file backend of that size
+ * (>1 = slower than it). A row that failed the agreement check is marked and its ratio
+ * withheld: a wrong answer is not a fast one.
+ * @param {{machine: object, results: object[]}} data
+ * @param {{queries?: object, notes?: string[], command?: string}} [extra]
+ * @returns {string}
+ */
+function markdown(data, extra = {}) {
+  const sizes = sizesOf(data.results);
+  const lines = ['# mailgate bench', ''];
+  if (extra.command) lines.push('```', extra.command, '```', '');
+  lines.push(
+    'Machine: ' +
+      Object.entries(data.machine)
+        .filter(([, v]) => v != null && typeof v !== 'object')
+        .map(([k, v]) => `${k} ${v}`)
+        .join('; '),
+    '',
+  );
+  if (extra.queries) {
+    lines.push(
+      '## Queries (chosen by counting)',
+      '',
+      '| size | request | query | messages | fraction |',
+      '|---|---|---|---:|---:|',
+    );
+    for (const [size, qs] of Object.entries(extra.queries)) {
+      for (const q of qs) {
+        lines.push(
+          `| ${size} | ${q.request} | \`${q.query}\` | ${q.count} | ${(100 * q.fraction).toFixed(2)}% |`,
+        );
+      }
+    }
+    lines.push('');
+  }
+  for (const n of extra.notes || []) lines.push(`- note: ${n}`);
+  if ((extra.notes || []).length) lines.push('');
+  lines.push(
+    'Times in ms: median (min–max) · matches. ✗ = answer differs from the other backends.',
+    '',
+  );
+  for (const grp of group(data.results)) {
+    lines.push(`## ${grp.request} (${grp.phase})`, '');
+    const head = [
+      'backend',
+      ...sizes.map((s) => `${s}`),
+      ...sizes.map((s) => `÷ best flat file (${s})`),
+    ];
+    lines.push(
+      `| ${head.join(' | ')} |`,
+      `|${head.map((_, i) => (i ? '---:' : '---')).join('|')}|`,
+    );
+    const best = {};
+    for (const s of sizes) {
+      let b = null;
+      for (const [backend, bySize] of grp.rows) {
+        const r = bySize.get(s);
+        if (r && r.agrees && FLAT_FILE.includes(backend) && (!b || r.ms.median < b))
+          b = r.ms.median;
+      }
+      best[s] = b;
+    }
+    for (const [backend, bySize] of grp.rows) {
+      const cells = sizes.map((s) => {
+        const r = bySize.get(s);
+        if (!r) return '–';
+        return `${fmt(r.ms.median)} (${fmt(r.ms.min)}–${fmt(r.ms.max)}) · ${r.matches}${r.agrees ? '' : ' ✗'}`;
+      });
+      const ratios = sizes.map((s) => {
+        const r = bySize.get(s);
+        if (!r || !r.agrees || !best[s] || !r.ms.median) return '–';
+        return `${(r.ms.median / best[s]).toFixed(2)}×`;
+      });
+      lines.push(`| ${[backend, ...cells, ...ratios].join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/**
+ * A small SVG line chart, log-scale y: one line per series over ordered x labels. No browser,
+ * no dependency: the charts are few points, drawn as polylines.
+ * @param {{title: string, xLabels: string[], series: Array<{name: string, points: Array<number|null>}>, yLabel?: string}} c
+ * @returns {string} SVG document
+ */
+function lineChart(c) {
+  const W = 640;
+  const H = 400;
+  const m = { l: 70, r: 160, t: 40, b: 50 };
+  const pw = W - m.l - m.r;
+  const ph = H - m.t - m.b;
+  const values = c.series.flatMap((s) => s.points).filter((v) => v != null && v > 0);
+  let lo = Math.floor(Math.log10(values.length ? Math.min(...values) : 1));
+  let hi = Math.ceil(Math.log10(values.length ? Math.max(...values) : 10));
+  if (hi <= lo) hi = lo + 1;
+  const x = (i) => m.l + (c.xLabels.length === 1 ? pw / 2 : (i * pw) / (c.xLabels.length - 1));
+  const y = (v) => m.t + ph - ((Math.log10(v) - lo) / (hi - lo)) * ph;
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${W / 2 - m.r / 2}" y="22" text-anchor="middle" font-size="15">${esc(c.title)}</text>`,
+    `<g class="axes" stroke="#333"><line x1="${m.l}" y1="${m.t}" x2="${m.l}" y2="${m.t + ph}"/><line x1="${m.l}" y1="${m.t + ph}" x2="${m.l + pw}" y2="${m.t + ph}"/></g>`,
+  ];
+  for (let e = lo; e <= hi; e++) {
+    const v = 10 ** e;
+    const yy = y(v).toFixed(1);
+    out.push(
+      `<line class="grid" x1="${m.l}" y1="${yy}" x2="${m.l + pw}" y2="${yy}" stroke="#ddd"/>`,
+      `<text class="ytick" x="${m.l - 6}" y="${yy}" text-anchor="end" dominant-baseline="middle">${esc(v >= 1 ? String(v) : v.toPrecision(1))}</text>`,
+    );
+  }
+  c.xLabels.forEach((l, i) => {
+    out.push(
+      `<text class="xtick" x="${x(i).toFixed(1)}" y="${m.t + ph + 18}" text-anchor="middle">${esc(l)}</text>`,
+    );
+  });
+  out.push(
+    `<text x="18" y="${m.t + ph / 2}" transform="rotate(-90 18 ${m.t + ph / 2})" text-anchor="middle">${esc(c.yLabel || 'ms (log scale)')}</text>`,
+  );
+  c.series.forEach((s, k) => {
+    const color = COLORS[k % COLORS.length];
+    const pts = s.points
+      .map((v, i) => (v != null && v > 0 ? `${x(i).toFixed(1)},${y(v).toFixed(1)}` : null))
+      .filter(Boolean);
+    out.push(`<g class="series" data-name="${esc(s.name)}">`);
+    if (pts.length > 1)
+      out.push(
+        `<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.join(' ')}"/>`,
+      );
+    for (const p of pts) {
+      const [px, py] = p.split(',');
+      out.push(`<circle cx="${px}" cy="${py}" r="3.5" fill="${color}"/>`);
+    }
+    out.push('</g>');
+    const ly = m.t + 10 + k * 18;
+    out.push(
+      `<line x1="${m.l + pw + 14}" y1="${ly}" x2="${m.l + pw + 34}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
+      `<text class="legend" x="${m.l + pw + 40}" y="${ly}" dominant-baseline="middle">${esc(s.name)}</text>`,
+    );
+  });
+  out.push('</svg>');
+  return out.join('\n') + '\n';
+}
+
+/**
+ * One chart per request and phase: median ms vs mailbox size, a line per backend.
+ * @param {object[]} results
+ * @returns {Array<{file: string, svg: string}>}
+ */
+function charts(results) {
+  const sizes = sizesOf(results);
+  return group(results).map((grp) => ({
+    file: `${grp.request}-${grp.phase}.svg`,
+    svg: lineChart({
+      title: `${grp.request} (${grp.phase})`,
+      xLabels: sizes.map((s) => {
+        const r = results.find((x) => x.size === s);
+        return `${s} (${r.messages})`;
+      }),
+      series: [...grp.rows].map(([backend, bySize]) => ({
+        name: backend,
+        points: sizes.map((s) => (bySize.get(s) ? bySize.get(s).ms.median : null)),
+      })),
+    }),
+  }));
+}
+
+/**
+ * Writes results.json, results.md and charts/*.svg into dir.
+ * @param {string} dir
+ * @param {{machine: object, results: object[]}} data exactly the brief's results.json shape
+ * @param {object} [extra] queries, notes, command (for the Markdown only)
+ * @returns {{json: string, md: string, charts: string[]}}
+ */
+function writeReport(dir, data, extra = {}) {
+  fs.mkdirSync(path.join(dir, 'charts'), { recursive: true });
+  const json = path.join(dir, 'results.json');
+  fs.writeFileSync(
+    json,
+    JSON.stringify({ machine: data.machine, results: data.results }, null, 2) + '\n',
+  );
+  const md = path.join(dir, 'results.md');
+  fs.writeFileSync(md, markdown(data, extra) + '\n');
+  const files = charts(data.results).map((c) => {
+    const f = path.join(dir, 'charts', c.file);
+    fs.writeFileSync(f, c.svg);
+    return f;
+  });
+  return { json, md, charts: files };
+}
+
+module.exports = { markdown, lineChart, charts, writeReport };

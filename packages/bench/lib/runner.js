@@ -1,0 +1,226 @@
+'use strict';
+
+const fs = require('node:fs');
+const { execSync } = require('node:child_process');
+const { SIZES, buildMailbox } = require('./mailboxes');
+const { selectQueries } = require('./select');
+const { messageKey } = require('./keys');
+const { createBackend } = require('./backends');
+const { summarize, agreement, sample } = require('./harness');
+
+/** Request names in report order (the brief's list, then the study's own words). */
+const REQUESTS = [
+  'import',
+  'first_open',
+  'headers',
+  'text_rare',
+  'text_common',
+  'word_rare',
+  'word_common',
+  'from',
+  'date',
+  'text_absent',
+  'fetch_one',
+  'expunge_1pct',
+  'expunge_20pct',
+  'text_happy',
+  'text_free',
+  'word_happy',
+  'word_free',
+];
+
+const SEED = 2003;
+
+/**
+ * Drops the OS page cache, when the machine lets us.
+ * @returns {boolean} whether it was dropped
+ */
+function dropCaches() {
+  try {
+    execSync('sync; echo 3 > /proc/sys/vm/drop_caches', { stdio: 'ignore', shell: '/bin/sh' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const now = () => process.hrtime.bigint();
+const msSince = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
+
+/**
+ * Runs the benchmark.
+ * @param {object} o
+ * @param {string} o.corpus corpus directory
+ * @param {string} o.work scratch dir (built mailboxes, embedded PostgreSQL)
+ * @param {string[]} o.sizes of small, medium, large
+ * @param {string[]} o.backends
+ * @param {number} o.runs warm repeats
+ * @param {boolean} o.cold also time cold requests
+ * @param {boolean} [o.dropCaches] false: never drop the page cache (tests)
+ * @param {(s: string) => void} [o.log] progress on stderr
+ * @param {object} [o.config] mailgate config (loadConfig())
+ * @param {(name: string, ctx: object) => object} [o.createBackend] for tests of the harness
+ * @param {Record<string, number>} [o.sizeCounts] override of SIZES (tests)
+ * @returns {Promise<{results: object[], queries: object, notes: string[], dropCaches: boolean|null}>}
+ */
+async function runBench(o) {
+  const log = o.log || (() => {});
+  const make = o.createBackend || createBackend;
+  const counts = o.sizeCounts || SIZES;
+  const results = [];
+  const queries = {};
+  const notes = [];
+  let dropped = null;
+  for (const size of o.sizes) {
+    if (!counts[size]) throw new Error(`unknown size ${size} (small, medium, large)`);
+    const box = buildMailbox({
+      corpus: o.corpus,
+      work: o.work,
+      name: size,
+      count: counts[size],
+      log,
+    });
+    const raws = box.files.map((f) => fs.readFileSync(f));
+    const sel = selectQueries(raws);
+    queries[size] = [...sel.queries, ...sel.extra];
+    for (const q of queries[size]) {
+      log(
+        `  ${size} ${q.request.padEnd(12)} ${q.query.padEnd(32)} ${q.count} messages (${(100 * q.fraction).toFixed(2)}%)`,
+      );
+    }
+    // Reference order of messages (path order) for the seeded choices: the same messages are
+    // fetched and expunged on every backend.
+    const refKeys = raws.map(messageKey);
+    const fetchKey = refKeys[Math.floor(refKeys.length / 2)];
+    const expungeKeys = {
+      expunge_1pct: sample(refKeys, 0.01, SEED),
+      expunge_20pct: sample(refKeys, 0.2, SEED + 1),
+    };
+    // answers[request] = [{backend, answer}] for the agreement check; rows wait for it.
+    const answers = {};
+    const pending = [];
+    const record = (backend, request, phase, samples, answer, matches) => {
+      const row = {
+        backend,
+        size,
+        messages: box.count,
+        request,
+        phase,
+        ms: summarize(samples),
+        matches,
+        agrees: true,
+      };
+      results.push(row);
+      pending.push(row);
+      if (phase === 'warm') (answers[request] = answers[request] || []).push({ backend, answer });
+      return row;
+    };
+    for (const name of o.backends) {
+      let b;
+      try {
+        b = make(name, { work: o.work, size, log, config: o.config });
+      } catch (err) {
+        // A pending backend (es, mbox, maildir) is skipped and said so, not fatal.
+        if (err.code !== 'BACKEND_UNAVAILABLE') throw err;
+        log(`${size}: ${name}: skipped: ${err.message}`);
+        if (!notes.includes(err.message)) notes.push(err.message);
+        continue;
+      }
+      log(`${size}: ${name}: loading ${box.count} messages`);
+      try {
+        const loaded = await b.load(box);
+        record(name, 'import', 'warm', [loaded.seconds * 1000], loaded.messages, loaded.messages);
+        log(`  import ${loaded.messages} in ${loaded.seconds.toFixed(2)} s`);
+        let t0 = now();
+        const opened = await b.firstOpen();
+        record(name, 'first_open', 'warm', [msSince(t0)], opened.count, opened.count);
+        if (b.ready) await b.ready();
+
+        // Read-only requests: one untimed run gives the answer, then --runs timed repeats.
+        const reads = [{ request: 'headers', run: () => b.headers() }];
+        for (const q of queries[size]) {
+          if (q.request.startsWith('word_') && !b.wordSearch) continue;
+          reads.push({ request: q.request, run: () => b.search(q.query) });
+        }
+        reads.push({ request: 'fetch_one', run: () => b.fetchOne(fetchKey) });
+        for (const r of reads) {
+          const first = await r.run();
+          const keys = b.keysOf(first.ids);
+          const samples = [];
+          for (let i = 0; i < o.runs; i++) {
+            t0 = now();
+            const res = await r.run();
+            samples.push(msSince(t0));
+            if (res.ids.length !== first.ids.length) {
+              notes.push(`${name} ${size} ${r.request}: answer changed between runs`);
+            }
+          }
+          record(name, r.request, 'warm', samples, keys, keys.length);
+          log(
+            `  ${r.request.padEnd(13)} ${summarize(samples).median.toFixed(1)} ms, ${keys.length} matches`,
+          );
+        }
+
+        // Expunges: the pristine mailbox is restored (untimed) before every sample.
+        let dirty = false;
+        for (const request of ['expunge_1pct', 'expunge_20pct']) {
+          const samples = [];
+          let keys = [];
+          for (let i = 0; i < o.runs; i++) {
+            if (dirty) await b.restore();
+            t0 = now();
+            const res = await b.expunge(expungeKeys[request]);
+            samples.push(msSince(t0));
+            dirty = true;
+            keys = b.keysOf(res.ids);
+          }
+          record(name, request, 'warm', samples, keys, keys.length);
+          log(
+            `  ${request.padEnd(13)} ${summarize(samples).median.toFixed(1)} ms, ${keys.length} expunged`,
+          );
+        }
+        if (dirty) await b.restore();
+
+        if (o.cold) {
+          for (const r of reads) {
+            const rs = await b.restart();
+            if (rs.note && !notes.includes(`${name}: ${rs.note}`))
+              notes.push(`${name}: ${rs.note}`);
+            // Tests pass dropCaches: false: a cache drop slows everyone else on the machine.
+            dropped = o.dropCaches === false ? false : dropCaches();
+            if (rs.reconnect) await rs.reconnect();
+            t0 = now();
+            const res = await r.run();
+            const ms = msSince(t0);
+            record(name, r.request, 'cold', [ms], null, res.ids.length);
+            log(`  cold ${r.request.padEnd(13)} ${ms.toFixed(1)} ms`);
+          }
+        }
+      } finally {
+        await b.close();
+      }
+    }
+    // The agreement check, per request over the backends that answered it.
+    for (const [request, list] of Object.entries(answers)) {
+      const expected = expungeKeys[request];
+      const verdict = agreement(list, expected);
+      for (const row of pending) {
+        if (row.request === request && verdict.has(row.backend))
+          row.agrees = verdict.get(row.backend);
+      }
+    }
+    // A cold answer is trusted as far as its warm twin's answer was.
+    for (const row of pending) {
+      if (row.phase !== 'cold') continue;
+      const warm = pending.find(
+        (w) => w.phase === 'warm' && w.backend === row.backend && w.request === row.request,
+      );
+      row.agrees = !!warm && warm.agrees && warm.matches === row.matches;
+    }
+  }
+  if (o.cold && dropped === false)
+    notes.push('page cache NOT dropped: /proc/sys/vm/drop_caches not writable');
+  return { results, queries, notes, dropCaches: o.cold ? dropped : null };
+}
+
+module.exports = { runBench, REQUESTS, dropCaches };

@@ -1,0 +1,154 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { agreement, summarize, sample, signature } = require('../lib/harness');
+const { runBench } = require('../lib/runner');
+const { messageKey } = require('../lib/keys');
+const { parse, compilePredicate } = require('@mailgate/query');
+const { createBackend } = require('../lib/backends');
+const { syntheticCorpus } = require('./fixtures');
+
+/*
+ * Unit tests of the harness logic. The fake backend here answers queries from the built
+ * Maildir in memory; it exists to test the agreement check (one of them deliberately returns
+ * a different set), not to stand in for a real backend.
+ */
+function fakeBackend(name, { wrongOn } = {}) {
+  let msgs = [];
+  let gone = new Set();
+  const live = () => msgs.filter((m) => !gone.has(m.key));
+  return {
+    name,
+    wordSearch: true,
+    async load(box) {
+      const dir = path.join(box.maildir, 'cur');
+      msgs = fs
+        .readdirSync(dir)
+        .sort()
+        .map((f, i) => {
+          const raw = fs.readFileSync(path.join(dir, f));
+          const text = raw.toString('latin1');
+          const date = new Date(/^Date: (.*)$/m.exec(text)[1]);
+          const from = /^From: (.*)$/m.exec(text)[1];
+          return {
+            uid: i + 1,
+            key: messageKey(raw),
+            view: { fromText: from, headerText: text, bodyText: text, date, flags: [] },
+          };
+        });
+      return { seconds: 0.001, messages: msgs.length };
+    },
+    async firstOpen() {
+      return { count: live().length };
+    },
+    async headers() {
+      return { ids: live().map((m) => m.uid) };
+    },
+    async search(q) {
+      const test = compilePredicate(parse(q));
+      let ids = live()
+        .filter((m) => test(m.view))
+        .map((m) => m.uid);
+      if (wrongOn && q.startsWith(wrongOn)) ids = ids.slice(1);
+      return { ids };
+    },
+    async expunge(keys) {
+      for (const k of keys) gone.add(k);
+      return { ids: msgs.filter((m) => keys.includes(m.key)).map((m) => m.uid) };
+    },
+    async restore() {
+      gone = new Set();
+    },
+    async fetchOne(key) {
+      return { ids: msgs.filter((m) => m.key === key).map((m) => m.uid) };
+    },
+    keysOf(ids) {
+      return ids.map((u) => msgs[u - 1].key);
+    },
+    async restart() {
+      return {};
+    },
+    async close() {},
+  };
+}
+
+describe('harness', () => {
+  test('summarize: median, min, max', () => {
+    expect(summarize([5, 1, 3])).toEqual({ median: 3, min: 1, max: 5 });
+    expect(summarize([4, 1, 3, 2])).toEqual({ median: 2.5, min: 1, max: 4 });
+  });
+
+  test('seeded samples are deterministic and sized', () => {
+    const items = Array.from({ length: 1000 }, (_, i) => i);
+    expect(sample(items, 0.2, 1)).toHaveLength(200);
+    expect(sample(items, 0.2, 1)).toEqual(sample(items, 0.2, 1));
+    expect(sample(items, 0.2, 1)).not.toEqual(sample(items, 0.2, 2));
+    expect(sample(items.slice(0, 10), 0.01, 1)).toHaveLength(1);
+  });
+
+  test('agreement: order of a set does not matter; the odd one out is flagged', () => {
+    expect(signature(['b', 'a'])).toBe(signature(['a', 'b']));
+    const v = agreement([
+      { backend: 'pg', answer: ['a', 'b'] },
+      { backend: 'x', answer: ['b', 'a'] },
+      { backend: 'y', answer: ['a'] },
+    ]);
+    expect(Object.fromEntries(v)).toEqual({ pg: true, x: true, y: false });
+    // A tie goes to the earliest backend; an expected answer overrides the vote.
+    const tie = agreement([
+      { backend: 'pg', answer: 3 },
+      { backend: 'y', answer: 4 },
+    ]);
+    expect(Object.fromEntries(tie)).toEqual({ pg: true, y: false });
+    const exp = agreement([{ backend: 'pg', answer: ['a'] }], ['a', 'b']);
+    expect(exp.get('pg')).toBe(false);
+  });
+
+  test('runBench reports a backend with a different answer as agrees:false', async () => {
+    const corpus = syntheticCorpus(200);
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-h-'));
+    try {
+      const run = await runBench({
+        corpus: corpus.dir,
+        work,
+        sizes: ['small'],
+        sizeCounts: { small: 200 },
+        backends: ['a', 'b', 'liar', 'es'],
+        runs: 2,
+        cold: false,
+        createBackend: (name, ctx) =>
+          name === 'es'
+            ? createBackend(name, ctx)
+            : fakeBackend(name, name === 'liar' ? { wrongOn: 'text:zebra' } : {}),
+      });
+      const rows = run.results;
+      for (const r of rows) {
+        expect(Object.keys(r)).toEqual([
+          'backend',
+          'size',
+          'messages',
+          'request',
+          'phase',
+          'ms',
+          'matches',
+          'agrees',
+        ]);
+      }
+      const bad = rows.filter((r) => !r.agrees).map((r) => `${r.backend}:${r.request}`);
+      expect(bad).toEqual(['liar:text_rare']);
+      const rare = rows.filter((r) => r.request === 'text_rare');
+      expect(rare.map((r) => r.matches)).toEqual([2, 2, 1]);
+      const exp = rows.find((r) => r.backend === 'a' && r.request === 'expunge_20pct');
+      expect(exp).toMatchObject({ matches: 40, agrees: true, phase: 'warm' });
+      expect(exp.ms.min).toBeLessThanOrEqual(exp.ms.median);
+      // The pending es stub is skipped with a note, not fatal.
+      expect(run.notes.join('\n')).toMatch(/backend es is not available yet/);
+      expect(rows.some((r) => r.backend === 'es')).toBe(false);
+    } finally {
+      fs.rmSync(corpus.dir, { recursive: true, force: true });
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,104 @@
+'use strict';
+
+const { docId } = require('./mapping');
+
+/*
+ * Documents are always built from the current PostgreSQL row (state shipping, not event
+ * shipping): an outbox row only says "this message changed". Whatever order rows arrive in,
+ * the last ship of a message carries its latest state, and the external version (the row's
+ * modseq) lets ES drop anything older.
+ */
+
+// Word search in pg indexes left(body_text, 200000) (a tsvector is capped at 1 MB); the
+// mirror indexes the same prefix so both backends answer word queries over the same text.
+const BODY_CHARS = 200000;
+
+const DOC_COLUMNS = `m.mailbox_id, b.name AS mailbox, m.uid, m.modseq, m.expunged, m.subject,
+  m.from_name, m.from_addr, m.from_text, m.to_addrs, m.to_text, m.cc_addrs, m.cc_text,
+  m.message_id, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
+  left(m.body_text, ${BODY_CHARS}) AS body`;
+
+/**
+ * Current rows for (mailbox, uid) keys of one user (missing keys: purged).
+ * @param {import('knex').Knex} knex
+ * @param {number} userId
+ * @param {Array<{mailboxId: number, uid: number}>} keys
+ * @returns {Promise<Map<string, object>>} by docId
+ */
+async function loadRows(knex, userId, keys) {
+  const r = await knex.raw(
+    `SELECT ${DOC_COLUMNS} FROM messages m
+       JOIN unnest(?::int[], ?::bigint[]) AS k(mailbox_id, uid)
+         ON m.mailbox_id = k.mailbox_id AND m.uid = k.uid
+       JOIN mailboxes b ON b.id = m.mailbox_id AND b.user_id = m.user_id
+      WHERE m.user_id = ?`,
+    [keys.map((k) => k.mailboxId), keys.map((k) => k.uid), userId],
+  );
+  return new Map(r.rows.map((row) => [docId(row.mailbox_id, row.uid), row]));
+}
+
+/**
+ * One page of a user's live messages in (mailbox_id, uid) order, for reindex.
+ * @param {import('knex').Knex} knex
+ * @param {number} userId
+ * @param {{mailboxId: number, uid: number}|null} after keyset position
+ * @param {number} limit
+ */
+async function pageRows(knex, userId, after, limit) {
+  const r = await knex.raw(
+    `SELECT ${DOC_COLUMNS} FROM messages m
+       JOIN mailboxes b ON b.id = m.mailbox_id AND b.user_id = m.user_id
+      WHERE m.user_id = ? AND NOT m.expunged ${after ? 'AND (m.mailbox_id, m.uid) > (?, ?)' : ''}
+      ORDER BY m.mailbox_id, m.uid LIMIT ?`,
+    after ? [userId, after.mailboxId, after.uid, limit] : [userId, limit],
+  );
+  return r.rows;
+}
+
+const addresses = (list) =>
+  (Array.isArray(list) ? list : [])
+    .map((a) => (a && a.address ? String(a.address).toLowerCase() : null))
+    .filter(Boolean);
+
+// Lucene's term limit: a longer value would fail the whole document, so it is left out
+// (that header is then not substring-searchable on ES; README "Operators").
+const MAX_TERM_BYTES = 32766;
+const raw = (s) => (s && Buffer.byteLength(s) <= MAX_TERM_BYTES ? s : null);
+
+/**
+ * The ES document of a message row.
+ * @param {number} userId
+ * @param {object} row a DOC_COLUMNS row
+ * @returns {object}
+ */
+function toDoc(userId, row) {
+  return {
+    user_id: userId,
+    mailbox_id: row.mailbox_id,
+    mailbox: row.mailbox,
+    uid: Number(row.uid),
+    modseq: Number(row.modseq),
+    subject: row.subject,
+    subject_raw: raw(row.subject),
+    from_name: row.from_name,
+    from: row.from_addr ? row.from_addr.toLowerCase() : null,
+    from_text: row.from_text,
+    from_raw: raw(row.from_text),
+    to: addresses(row.to_addrs),
+    to_text: row.to_text,
+    to_raw: raw(row.to_text),
+    cc: addresses(row.cc_addrs),
+    cc_text: row.cc_text,
+    cc_raw: raw(row.cc_text),
+    body: row.body,
+    message_id: row.message_id,
+    date: row.date ? row.date.toISOString() : null,
+    internal_date: row.internal_date ? row.internal_date.toISOString() : null,
+    size: row.size,
+    flags: row.flags,
+    keywords: row.keywords,
+    has_attachments: row.has_attachments,
+  };
+}
+
+module.exports = { loadRows, pageRows, toDoc, BODY_CHARS };

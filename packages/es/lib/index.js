@@ -1,0 +1,52 @@
+'use strict';
+
+/**
+ * @mailgate/es — the Elasticsearch mirror: mapping and per-user indexes, the transactional
+ * outbox worker, search through ES, reindex and verify. See README.md.
+ */
+
+const { compileEs } = require('./compile');
+const { MAPPINGS, settings, prefixFrom, namesFor, docId } = require('./mapping');
+const { createClient, unavailable } = require('./indices');
+const { drainOnce, syncAll, pending, EsWorker } = require('./sync');
+const { reindex, reindexUser } = require('./reindex');
+const { verify } = require('./verify');
+const { searchEs } = require('./search');
+
+/**
+ * The context every mirror operation takes.
+ * @param {{elasticsearchUrl: string|null}} config
+ * @param {import('knex').Knex} knex
+ * @param {{log?: object, env?: NodeJS.ProcessEnv}} [opts]
+ * @returns {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, close: () => Promise<void>}}
+ */
+function openMirror(config, knex, opts = {}) {
+  const client = createClient(config.elasticsearchUrl);
+  return {
+    knex,
+    client,
+    prefix: prefixFrom(opts.env),
+    log: opts.log,
+    close: () => client.close(),
+  };
+}
+
+module.exports = {
+  openMirror,
+  compileEs,
+  MAPPINGS,
+  settings,
+  prefixFrom,
+  namesFor,
+  docId,
+  createClient,
+  unavailable,
+  drainOnce,
+  syncAll,
+  pending,
+  EsWorker,
+  reindex,
+  reindexUser,
+  verify,
+  searchEs,
+};

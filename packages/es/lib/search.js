@@ -1,0 +1,72 @@
+'use strict';
+
+const { errors } = require('@mailgate/core');
+const { parse } = require('@mailgate/query');
+const { compileEs } = require('./compile');
+const { namesFor } = require('./mapping');
+const { isNotFound, unavailable } = require('./indices');
+
+const PAGE = 10000;
+
+function parseQuery(text) {
+  try {
+    return parse(text);
+  } catch (err) {
+    if (err.code === 'INVALID_QUERY') throw new errors.INVALID_QUERY(err.message);
+    throw err;
+  }
+}
+
+/**
+ * Search through Elasticsearch with the same result shape as PgStore#search. The query only
+ * opens the user's own index (alias) and also filters on user_id; the hits are then resolved
+ * against PostgreSQL, so a document whose expunge is still queued in the outbox is not
+ * returned, and uids are PostgreSQL's.
+ * @param {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string}} ctx
+ * @param {number} userId
+ * @param {string|object} query text or AST
+ * @param {{mailboxId?: number, limit?: number}} [opts]
+ * @returns {Promise<{total: number, hits: Array<{mailboxId: number, uid: number}>, esMs: number}>}
+ */
+async function searchEs(ctx, userId, query, opts = {}) {
+  const ast = typeof query === 'string' ? parseQuery(query) : query;
+  const filter = [{ term: { user_id: userId } }, compileEs(ast)];
+  if (opts.mailboxId != null) filter.push({ term: { mailbox_id: opts.mailboxId } });
+  const t0 = process.hrtime.bigint();
+  const found = [];
+  let after;
+  try {
+    for (;;) {
+      const res = await ctx.client.search({
+        index: namesFor(ctx.prefix, userId).alias,
+        size: PAGE,
+        _source: false,
+        track_total_hits: false,
+        query: { bool: { filter } },
+        sort: [{ mailbox_id: 'asc' }, { uid: 'asc' }],
+        ...(after ? { search_after: after } : {}),
+      });
+      const hits = res.hits.hits;
+      for (const h of hits) found.push(h.sort);
+      if (hits.length < PAGE) break;
+      after = hits[hits.length - 1].sort;
+    }
+  } catch (err) {
+    // A user whose mail was never mirrored has no index yet: nothing matches.
+    if (!isNotFound(err)) throw unavailable(err);
+  }
+  const esMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (!found.length) return { total: 0, hits: [], esMs };
+  const r = await ctx.knex.raw(
+    `SELECT m.mailbox_id, m.uid FROM messages m
+       JOIN unnest(?::int[], ?::bigint[]) AS k(mailbox_id, uid)
+         ON m.mailbox_id = k.mailbox_id AND m.uid = k.uid
+      WHERE m.user_id = ? AND NOT m.expunged
+      ORDER BY m.mailbox_id, m.uid`,
+    [found.map((s) => s[0]), found.map((s) => s[1]), userId],
+  );
+  const hits = r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
+  return { total: hits.length, hits: opts.limit ? hits.slice(0, opts.limit) : hits, esMs };
+}
+
+module.exports = { searchEs };

@@ -19,6 +19,8 @@ const path = require('node:path');
 const { spawn, spawnSync } = require('node:child_process');
 const autocannon = require('autocannon');
 const { corpusDir } = require('../test/support/corpus');
+const { machineFacts } = require('@mailgate/bench/lib/machine');
+const { listMessages } = require('@mailgate/bench/lib/mailboxes');
 const { EmbeddedPostgres } = require('@mailgate/core');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -140,7 +142,7 @@ async function main() {
       benchmark: 'api',
       command: `npm run bench:api${args.length ? ' -- ' + args.join(' ') : ''}`,
       date: new Date().toISOString(),
-      machine: machineFacts(),
+      machine: machineFacts({ work: os.tmpdir() }),
       database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL 17',
       mailbox: { name: mailbox.name, messages: mailbox.total, imported: imp.imported },
       load: { connections: CONNECTIONS, durationSeconds: DURATION },
@@ -201,27 +203,6 @@ function listening(child) {
 }
 
 // Message files in the brief's order: user, then folder, then file number as a number.
-function listMessages(root, limit) {
-  const out = [];
-  const walk = (dir) => {
-    const entries = fs.readdirSync(dir, { withFileTypes: true });
-    entries.sort((a, b) => {
-      const na = Number(a.name.replace(/\.$/, ''));
-      const nb = Number(b.name.replace(/\.$/, ''));
-      if (Number.isFinite(na) && Number.isFinite(nb)) return na - nb;
-      return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-    });
-    for (const e of entries) {
-      if (out.length >= limit) return;
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) out.push(p);
-    }
-  };
-  walk(root);
-  return out;
-}
-
 function run(cliArgs, env) {
   const r = spawnSync(process.execPath, [CLI, ...cliArgs], {
     env,
@@ -231,17 +212,6 @@ function run(cliArgs, env) {
   if (r.status !== 0)
     throw new Error(`mailgate ${cliArgs.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r;
-}
-
-function machineFacts() {
-  const cpus = os.cpus();
-  return {
-    cpu: cpus[0] && cpus[0].model,
-    cores: os.availableParallelism(),
-    memGB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
-  };
 }
 
 main().catch((err) => {

@@ -15,6 +15,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { corpusDir } = require('../test/support/corpus');
+const { machineFacts } = require('@mailgate/bench/lib/machine');
 const { EmbeddedPostgres } = require('@mailgate/core');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -79,7 +80,7 @@ function main() {
       benchmark: 'import',
       command: `npm run bench:import${args.length ? ' -- ' + args.join(' ') : ''}`,
       date: new Date().toISOString(),
-      machine: machineFacts(),
+      machine: machineFacts({ work: os.tmpdir() }),
       database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL 17',
       embeddedStatus: pgVersion ? JSON.parse(pgVersion) : null,
       workers: process.env.MAILGATE_IMPORT_WORKERS || String(os.availableParallelism()),
@@ -125,24 +126,6 @@ function countFiles(dir) {
     else if (e.isFile()) n++;
   }
   return n;
-}
-
-function machineFacts() {
-  const cpus = os.cpus();
-  let disk = null;
-  try {
-    disk = spawnSync('df', ['-h', os.tmpdir()], { encoding: 'utf8' }).stdout.trim().split('\n')[1];
-  } catch {
-    /* no df */
-  }
-  return {
-    cpu: cpus[0] && cpus[0].model,
-    cores: os.availableParallelism(),
-    memGB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
-    disk,
-  };
 }
 
 main();

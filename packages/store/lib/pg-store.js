@@ -506,8 +506,13 @@ async function createPartitions(trx, userId) {
   const id = Number(userId);
   if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
   // Identifiers cannot be bound parameters; the id is an integer we generated.
+  // fillfactor 80 on messages: room for HOT row versions, so flag changes and expunges
+  // touch no index (see migrations/20261122030000_hot_updates.js).
   for (const table of ['messages', 'message_sources', 'quarantine']) {
-    await trx.raw(`CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})`);
+    const opts = table === 'messages' ? ' WITH (fillfactor = 80)' : '';
+    await trx.raw(
+      `CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})${opts}`,
+    );
   }
 }
 

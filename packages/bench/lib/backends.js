@@ -7,6 +7,7 @@ const { openDatabase, loadConfig } = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
 const { runImport } = require('@mailgate/importer');
 const { parse, compileImap } = require('@mailgate/query');
+const { MboxBackend, MaildirBackend } = require('@mailgate/legacy');
 const { messageKey, KeyMap } = require('./keys');
 
 /*
@@ -14,6 +15,8 @@ const { messageKey, KeyMap } = require('./keys');
  *
  *   name                       backend id (`pg`, `dovecot-maildir` …)
  *   wordSearch                 true when bare words are word search (pg, es): word_* requests run
+ *   requests                   optional Set: the only requests this backend answers (es); the
+ *                              runner reports every other one as not applicable
  *   load(box) → {seconds, messages}   puts the built mailbox into the backend (the `import` request)
  *   firstOpen() → {count}      first open of the never-opened mailbox (IMAP SELECT; pg: mailbox list)
  *   ready()                    optional, untimed, after firstOpen: e.g. read the uid → key map
@@ -35,11 +38,7 @@ const { messageKey, KeyMap } = require('./keys');
  */
 
 /** Backends whose adapters are not written yet, with what they wait for. */
-const PENDING = {
-  es: 'the Elasticsearch mirror (packages/es) is being built',
-  mbox: 'the direct mbox backend (packages/legacy) is being built',
-  maildir: 'the direct maildir backend (packages/legacy) is being built',
-};
+const PENDING = {};
 
 class BackendUnavailable extends Error {
   constructor(name, why) {
@@ -54,7 +53,7 @@ class BackendUnavailable extends Error {
  * is always measured into empty per-user tables.
  * @param {{work: string, size: string, log: (s: string) => void, config?: object}} ctx
  */
-function pgBackend(ctx) {
+function pgBackend(ctx, opts = {}) {
   const base = ctx.config || loadConfig();
   const config = { ...base, home: base.databaseUrl ? base.home : path.join(ctx.work, 'pg-home') };
   let db = null;
@@ -66,7 +65,9 @@ function pgBackend(ctx) {
 
   const open = async () => {
     db = await openDatabase(config);
-    store = new PgStore(db.knex);
+    // es: outbox rows always; pg: the store's default (with ELASTICSEARCH_URL set, as in production).
+    store = new PgStore(db.knex, opts.outbox === undefined ? {} : { outbox: opts.outbox });
+    if (opts.onOpen) await opts.onOpen(db);
   };
   const importBox = () =>
     runImport({
@@ -90,6 +91,8 @@ function pgBackend(ctx) {
   return {
     name: 'pg',
     wordSearch: true,
+    /** @returns {{userId: number, mailboxId: number}} (for the es adapter) */
+    target: () => ({ userId: user.id, mailboxId }),
     async load(b) {
       box = b;
       if (!db) await open();
@@ -334,8 +337,209 @@ function chownTree(p, uid, gid) {
   }
 }
 
+/**
+ * The direct file backends of @mailgate/legacy (as UW-IMAP and Courier served mail): no
+ * server and no index, every request is a scan of the files through the backend's methods
+ * (listMailboxes, scanHeaders, search, setFlags + expunge, getMessage). `import` = copy the
+ * built mbox file / hard-link the built Maildir's files into a scratch directory of our own
+ * (the backend rewrites and unlinks only there); `first_open` = listMailboxes() (a scan: these
+ * backends have nothing else). UIDs are positions (see packages/legacy/README.md), so the
+ * uid → key map is read again after every restore. No word search: the direct backends test
+ * each message with compilePredicate, whose bare words are not pg/es word search.
+ * @param {'mbox'|'maildir'} format
+ */
+function fileBackend(format) {
+  return (ctx) => {
+    let dir = null;
+    let backend = null;
+    let box = null;
+    const keys = new KeyMap();
+
+    // A fresh copy of the pristine mailbox; returns the seconds it took.
+    const place = () => {
+      const t0 = process.hrtime.bigint();
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+      dir = fs.mkdtempSync(path.join(ctx.work, `legacy-${format}-${ctx.size}-`));
+      if (format === 'mbox') {
+        fs.copyFileSync(box.mbox, path.join(dir, 'inbox.mbox'));
+        backend = new MboxBackend(dir);
+      } else {
+        const root = path.join(dir, 'Maildir');
+        for (const sub of ['cur', 'new', 'tmp'])
+          fs.mkdirSync(path.join(root, sub), { recursive: true });
+        for (const sub of ['cur', 'new']) {
+          const from = path.join(box.maildir, sub);
+          if (!fs.existsSync(from)) continue;
+          for (const f of fs.readdirSync(from))
+            linkOrCopy(path.join(from, f), path.join(root, sub, f));
+        }
+        backend = new MaildirBackend(root);
+      }
+      return Number(process.hrtime.bigint() - t0) / 1e9;
+    };
+    const mapKeys = async () => {
+      keys.clear();
+      for await (const e of backend.entries('INBOX')) {
+        if (e.uid) keys.add(e.uid, messageKey(e.raw));
+      }
+    };
+
+    return {
+      name: format,
+      wordSearch: false,
+      async load(b) {
+        box = b;
+        fs.mkdirSync(ctx.work, { recursive: true });
+        const seconds = place();
+        // Counted by the backend from its copy, untimed (a read of what was just written,
+        // so the page cache is as warm as Dovecot's after its copy).
+        let messages = 0;
+        for await (const e of backend.entries('INBOX')) if (e.uid) messages++;
+        return { seconds, messages };
+      },
+      async firstOpen() {
+        const boxes = await backend.listMailboxes();
+        const inbox = boxes.find((m) => m.name === 'INBOX');
+        return { count: inbox ? inbox.total : 0 };
+      },
+      async ready() {
+        await mapKeys();
+      },
+      async headers() {
+        const rows = await backend.scanHeaders('INBOX');
+        return { ids: rows.map((r) => r.uid) };
+      },
+      async search(query) {
+        const r = await backend.search(query, { mailbox: 'INBOX' });
+        return { ids: r.hits.map((h) => h.uid) };
+      },
+      async expunge(list) {
+        // The client's answer, as on the other backends: STORE +FLAGS \Deleted, then EXPUNGE
+        // (on mbox each of the two is a crash-safe rewrite of the whole file).
+        const uids = keys.uidsOf(list);
+        await backend.setFlags('INBOX', { uids, add: ['\\Deleted'] });
+        const r = await backend.expunge('INBOX', { uids });
+        // Positions before the expunge: the key map still describes them until restore().
+        return { ids: r.expunged };
+      },
+      async restore() {
+        place();
+        await mapKeys();
+      },
+      async fetchOne(key) {
+        const [uid] = keys.uidsOf([key]);
+        // getMessage parses the message (flags, structure, header row) and returns its bytes.
+        const m = uid ? await backend.getMessage('INBOX', uid) : null;
+        return { ids: m ? [m.header.uid] : [] };
+      },
+      keysOf(ids) {
+        return keys.keysOf(ids);
+      },
+      async restart() {
+        return { note: 'no server (direct file access): cold = page cache dropped only' };
+      },
+      async close() {
+        if (dir) fs.rmSync(dir, { recursive: true, force: true });
+        dir = null;
+        backend = null;
+      },
+    };
+  };
+}
+
+/** Hard link (the Maildir files are never written in place), or a copy across devices. */
+function linkOrCopy(from, to) {
+  try {
+    fs.linkSync(from, to);
+  } catch (err) {
+    if (err.code !== 'EXDEV' && err.code !== 'EPERM') throw err;
+    fs.copyFileSync(from, to);
+  }
+}
+
+/** The requests the Elasticsearch mirror answers: word search and the indexed header fields. */
+const ES_REQUESTS = new Set([
+  'import',
+  'word_rare',
+  'word_common',
+  'word_happy',
+  'word_free',
+  'from',
+  'date',
+]);
+
+/**
+ * The Elasticsearch mirror (@mailgate/es) over the pg path: `import` = the pg import with
+ * outbox rows (PgStore option `outbox`) plus `es sync` (syncAll: the outbox drained into the
+ * user's index, refreshed), timed together; searches through searchEs (ES query, hits resolved
+ * against PostgreSQL, pg uids). Only ES_REQUESTS run: substring `text:` is refused by the
+ * mirror (no n-gram analyzer on a minimal node), headers, fetch and expunge are PostgreSQL's
+ * own; the runner reports the rest as not applicable. Needs ELASTICSEARCH_URL; indexes are
+ * named with a bench prefix and deleted on close.
+ * @param {{work: string, size: string, log: (s: string) => void, config?: object}} ctx
+ */
+function esBackend(ctx) {
+  const base = ctx.config || loadConfig();
+  const url = base.elasticsearchUrl || process.env.ELASTICSEARCH_URL;
+  if (!url) throw new BackendUnavailable('es', 'ELASTICSEARCH_URL is not set');
+  const { openMirror, syncAll, searchEs } = require('@mailgate/es');
+  const prefix = `mgbench-${ctx.size}-${Date.now().toString(36)}`;
+  let mirror = null;
+  const pg = pgBackend(
+    { ...ctx, config: base },
+    {
+      outbox: true,
+      onOpen: async (db) => {
+        if (mirror) await mirror.close();
+        mirror = openMirror({ ...base, elasticsearchUrl: url }, db.knex, {
+          env: { MAILGATE_ES_PREFIX: prefix },
+        });
+      },
+    },
+  );
+  return {
+    ...pg,
+    name: 'es',
+    wordSearch: true,
+    requests: ES_REQUESTS,
+    async load(b) {
+      const loaded = await pg.load(b);
+      const s = await syncAll({ ...mirror });
+      if (s.pending) throw new Error(`es sync left ${s.pending} outbox rows`);
+      return { seconds: loaded.seconds + s.seconds, messages: loaded.messages };
+    },
+    async firstOpen() {
+      return { count: 0 }; // not applicable (requests), never called by the runner
+    },
+    async search(query) {
+      const { userId, mailboxId } = pg.target();
+      const r = await searchEs(mirror, userId, query, { mailboxId });
+      return { ids: r.hits.map((h) => h.uid) };
+    },
+    async restart() {
+      const r = await pg.restart();
+      return {
+        note: 'Elasticsearch node not restarted (shared), PostgreSQL as pg; ' + (r.note || ''),
+      };
+    },
+    async close() {
+      if (mirror) {
+        await mirror.client.indices
+          .delete({ index: `${prefix}-*`, ignore_unavailable: true, allow_no_indices: true })
+          .catch(() => {});
+        await mirror.close();
+      }
+      mirror = null;
+      await pg.close();
+    },
+  };
+}
+
 const FACTORIES = {
-  pg: pgBackend,
+  pg: (ctx) => pgBackend(ctx),
+  es: esBackend,
+  mbox: fileBackend('mbox'),
+  maildir: fileBackend('maildir'),
   'dovecot-mbox': dovecotBackend('mbox'),
   'dovecot-maildir': dovecotBackend('maildir'),
 };
@@ -367,4 +571,5 @@ module.exports = {
   FACTORIES,
   ALL_BACKENDS,
   FLAT_FILE,
+  ES_REQUESTS,
 };

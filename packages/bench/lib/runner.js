@@ -127,13 +127,23 @@ async function runBench(o) {
         continue;
       }
       log(`${size}: ${name}: loading ${box.count} messages`);
+      // An adapter with `requests` (es) answers only those; the others are reported, once.
+      const applies = (request) => !b.requests || b.requests.has(request);
+      const skipped = REQUESTS.filter((r) => !applies(r));
+      if (skipped.length) {
+        const note = `${name}: not applicable: ${skipped.join(', ')}`;
+        log(`  ${note}`);
+        if (!notes.includes(note)) notes.push(note);
+      }
       try {
         const loaded = await b.load(box);
         record(name, 'import', 'warm', [loaded.seconds * 1000], loaded.messages, loaded.messages);
         log(`  import ${loaded.messages} in ${loaded.seconds.toFixed(2)} s`);
         let t0 = now();
-        const opened = await b.firstOpen();
-        record(name, 'first_open', 'warm', [msSince(t0)], opened.count, opened.count);
+        if (applies('first_open')) {
+          const opened = await b.firstOpen();
+          record(name, 'first_open', 'warm', [msSince(t0)], opened.count, opened.count);
+        }
         if (b.ready) await b.ready();
 
         // Read-only requests: one untimed run gives the answer, then --runs timed repeats.
@@ -143,6 +153,8 @@ async function runBench(o) {
           reads.push({ request: q.request, run: () => b.search(q.query) });
         }
         reads.push({ request: 'fetch_one', run: () => b.fetchOne(fetchKey) });
+        for (let i = reads.length - 1; i >= 0; i--)
+          if (!applies(reads[i].request)) reads.splice(i, 1);
         for (const r of reads) {
           const first = await r.run();
           const keys = b.keysOf(first.ids);
@@ -164,6 +176,7 @@ async function runBench(o) {
         // Expunges: the pristine mailbox is restored (untimed) before every sample.
         let dirty = false;
         for (const request of ['expunge_1pct', 'expunge_20pct']) {
+          if (!applies(request)) continue;
           const samples = [];
           let keys = [];
           for (let i = 0; i < o.runs; i++) {

@@ -524,9 +524,12 @@ function esBackend(ctx) {
     },
     async close() {
       if (mirror) {
-        await mirror.client.indices
-          .delete({ index: `${prefix}-*`, ignore_unavailable: true, allow_no_indices: true })
-          .catch(() => {});
+        // By name: ES 8 refuses wildcard deletes (action.destructive_requires_name).
+        const names = await mirror.client.indices
+          .get({ index: `${prefix}-*`, allow_no_indices: true, ignore_unavailable: true })
+          .then((r) => Object.keys(r))
+          .catch(() => []);
+        if (names.length) await mirror.client.indices.delete({ index: names }).catch(() => {});
         await mirror.close();
       }
       mirror = null;

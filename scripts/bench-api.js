@@ -16,15 +16,15 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn, spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
 const { corpusDir } = require('../test/support/corpus');
+const { CLI, run } = require('./lib/run-cli');
 const { machineFacts } = require('@mailgate/bench/lib/machine');
 const { listMessages } = require('@mailgate/bench/lib/mailboxes');
 const { EmbeddedPostgres } = require('@mailgate/core');
 
 const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'packages', 'cli', 'bin', 'mailgate.js');
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : dflt);
 const N = opt('--messages', 21282);
@@ -200,18 +200,6 @@ function listening(child) {
     });
     child.once('exit', (c) => reject(new Error(`serve exited ${c}: ${err}`)));
   });
-}
-
-// Message files in the brief's order: user, then folder, then file number as a number.
-function run(cliArgs, env) {
-  const r = spawnSync(process.execPath, [CLI, ...cliArgs], {
-    env,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  if (r.status !== 0)
-    throw new Error(`mailgate ${cliArgs.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return r;
 }
 
 main().catch((err) => {

@@ -13,13 +13,12 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { corpusDir } = require('../test/support/corpus');
+const { run } = require('./lib/run-cli');
 const { machineFacts } = require('@mailgate/bench/lib/machine');
 const { EmbeddedPostgres } = require('@mailgate/core');
 
 const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'packages', 'cli', 'bin', 'mailgate.js');
 const args = process.argv.slice(2);
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null;
 
@@ -99,17 +98,6 @@ function main() {
       });
     } else if (!args.includes('--keep')) fs.rmSync(scratch, { recursive: true, force: true });
   }
-}
-
-function run(cliArgs, env) {
-  const r = spawnSync(process.execPath, [CLI, ...cliArgs], {
-    env,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  if (r.status !== 0)
-    throw new Error(`mailgate ${cliArgs.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return r;
 }
 
 function listUsers(root) {

@@ -1,6 +1,5 @@
 'use strict';
 
-const { errors } = require('@mailgate/core');
 const { parse } = require('@mailgate/query');
 const { compileEs } = require('./compile');
 const { namesFor } = require('./mapping');
@@ -8,14 +7,8 @@ const { isNotFound, unavailable } = require('./indices');
 
 const PAGE = 10000;
 
-function parseQuery(text) {
-  try {
-    return parse(text);
-  } catch (err) {
-    if (err.code === 'INVALID_QUERY') throw new errors.INVALID_QUERY(err.message);
-    throw err;
-  }
-}
+// QueryError carries the catalogue's INVALID_QUERY code and 400 status (see @mailgate/query).
+const parseQuery = parse;
 
 /**
  * Search through Elasticsearch with the same result shape as PgStore#search. The query only

@@ -517,16 +517,12 @@ async function createPartitions(trx, userId) {
 }
 
 /**
- * Parses query text, turning the query package's error into the catalogue's INVALID_QUERY.
+ * Parses query text. @mailgate/query's QueryError already carries the catalogue's code
+ * (INVALID_QUERY) and status (400), so the API and the CLI report it as a coded error as is.
  * @param {string} text
  */
 function parseQuery(text) {
-  try {
-    return parse(text);
-  } catch (err) {
-    if (err.code === 'INVALID_QUERY') throw new errors.INVALID_QUERY(err.message);
-    throw err;
-  }
+  return parse(text);
 }
 
 function headerRow(r) {

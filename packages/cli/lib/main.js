@@ -77,7 +77,9 @@ function buildProgram(config, log, setExit) {
       'after',
       `
 Environment: MAILGATE_HOME (default ~/.mailgate), DATABASE_URL (external PostgreSQL instead of
-the embedded one), LOG_LEVEL, MAILGATE_IMPORT_WORKERS, MAILGATE_BATCH_SIZE.
+the embedded one), ELASTICSEARCH_URL (enables the search mirror), MAILGATE_ES_PREFIX,
+MAILGATE_ADMIN_TOKEN, PORT, HOST, LOG_LEVEL, MAILGATE_IMPORT_WORKERS, MAILGATE_BATCH_SIZE
+(README "Configuration").
 Exit codes: 0 ok, 1 failure, 2 bad usage.`,
     );
 

@@ -165,7 +165,11 @@ async function build(opts) {
   let mirror = null;
   let esWorker = null;
   if (opts.elasticsearchUrl) {
-    mirror = openMirror({ elasticsearchUrl: opts.elasticsearchUrl }, opts.knex, { log: app.log });
+    // esEnv: another index prefix (MAILGATE_ES_PREFIX), e.g. the benchmark's scratch indexes.
+    mirror = openMirror({ elasticsearchUrl: opts.elasticsearchUrl }, opts.knex, {
+      log: app.log,
+      ...(opts.esEnv ? { env: opts.esEnv } : {}),
+    });
     if (opts.esWorker !== false) esWorker = new EsWorker({ ...mirror, log: app.log });
   }
   const ctx = {

@@ -61,6 +61,7 @@ function pgBackend(ctx, opts = {}) {
   let user = null;
   let mailboxId = null;
   let box = null;
+  let hidden = [];
   const keys = new KeyMap();
 
   const open = async () => {
@@ -93,6 +94,17 @@ function pgBackend(ctx, opts = {}) {
     wordSearch: true,
     /** @returns {{userId: number, mailboxId: number}} (for the es adapter) */
     target: () => ({ userId: user.id, mailboxId }),
+    /** @returns {{knex: object, store: object, user: object, mailboxId: number}} (api adapter) */
+    handles: () => ({ knex: db.knex, store, user, mailboxId }),
+    /**
+     * Restore after an expunge that was purged (the API purges in the background): the
+     * idempotent re-import puts exactly the purged messages back, with new uids.
+     */
+    async reimport() {
+      await store.purgeExpunged(user.id, mailboxId);
+      await importBox();
+      await mapKeys();
+    },
     async load(b) {
       box = b;
       if (!db) await open();
@@ -117,17 +129,19 @@ function pgBackend(ctx, opts = {}) {
       return { ids: r.hits.map((h) => h.uid) };
     },
     async expunge(list) {
+      // The store's "delete these now" (one row version per message); the IMAP-shaped
+      // STORE +FLAGS \Deleted then EXPUNGE is timed by the dovecot adapters, and by pg
+      // through the API (`--via api`, which flags first as a webmail client would).
       const uids = keys.uidsOf(list);
-      await store.setFlags(user.id, mailboxId, { uids, add: ['\\Deleted'] });
-      const r = await store.expunge(user.id, mailboxId, { uids });
+      const r = await store.expunge(user.id, mailboxId, { uids, force: true });
+      hidden = r.expunged;
       return { ids: r.expunged };
     },
     async restore() {
-      // Phase two of expunge (the background purge) first, then an idempotent re-import
-      // puts exactly the purged messages back (with new uids, hence the new key map).
-      await store.purgeExpunged(user.id, mailboxId);
-      await importBox();
-      await mapKeys();
+      // Phase one of expunge only hides rows (the purge is a background job, not part of
+      // the client's answer): un-hiding them restores the mailbox with the same uids.
+      if (hidden.length) await store.restoreExpunged(user.id, mailboxId, hidden);
+      hidden = [];
     },
     async fetchOne(key) {
       const [uid] = keys.uidsOf([key]);
@@ -136,6 +150,9 @@ function pgBackend(ctx, opts = {}) {
     },
     keysOf(ids) {
       return keys.keysOf(ids);
+    },
+    uidsOf(list) {
+      return keys.uidsOf(list);
     },
     async restart() {
       if (config.databaseUrl) {
@@ -478,12 +495,12 @@ const ES_REQUESTS = new Set([
  * named with a bench prefix and deleted on close.
  * @param {{work: string, size: string, log: (s: string) => void, config?: object}} ctx
  */
-function esBackend(ctx) {
+function esBackend(ctx, opts = {}) {
   const base = ctx.config || loadConfig();
   const url = base.elasticsearchUrl || process.env.ELASTICSEARCH_URL;
   if (!url) throw new BackendUnavailable('es', 'ELASTICSEARCH_URL is not set');
   const { openMirror, syncAll, searchEs } = require('@mailgate/es');
-  const prefix = `mgbench-${ctx.size}-${Date.now().toString(36)}`;
+  const prefix = opts.prefix || `mgbench-${ctx.size}-${Date.now().toString(36)}`;
   let mirror = null;
   const pg = pgBackend(
     { ...ctx, config: base },
@@ -538,6 +555,138 @@ function esBackend(ctx) {
   };
 }
 
+/**
+ * The same store reached through the webmail HTTP API (`--via api`): a Fastify instance from
+ * @mailgate/api build() on a loopback port, a bearer token, and Node's fetch with keep-alive.
+ * Timed requests include routing, schema validation, JSON (de)serialisation and the socket;
+ * loading, key maps and restores go through the wrapped store adapter, untimed.
+ *   headers   GET /mailboxes/INBOX/messages with Accept: application/x-ndjson, every line
+ *             parsed as a client would
+ *   search    GET /search?q=…&mailbox=INBOX&limit=0 (`backend=es` for es-api)
+ *   expunge   POST …/flags {uids, add: [\Deleted]} then POST …/expunge {uids}, as a webmail
+ *             client does; the API purges in the background, so restore re-imports
+ *   fetchOne  GET /mailboxes/INBOX/messages/:uid (flags, structure, header, body parts)
+ * @param {'pg'|'es'} inner
+ */
+function apiBackend(inner) {
+  return (ctx) => {
+    const base = ctx.config || loadConfig();
+    const esPrefix = inner === 'es' ? `mgbench-${ctx.size}-${Date.now().toString(36)}` : null;
+    const wrapped = inner === 'es' ? esBackend(ctx, { prefix: esPrefix }) : pgBackend(ctx);
+    let app = null;
+    let url = null;
+    let auth = null;
+    let builtFor = null;
+
+    const start = async () => {
+      const { build } = require('@mailgate/api');
+      const h = wrapped.handles();
+      app = await build({
+        knex: h.knex,
+        docs: false,
+        ...(inner === 'es'
+          ? {
+              elasticsearchUrl: base.elasticsearchUrl || process.env.ELASTICSEARCH_URL,
+              esEnv: { MAILGATE_ES_PREFIX: esPrefix },
+              esWorker: false,
+            }
+          : {}),
+      });
+      url = (await app.listen({ host: '127.0.0.1', port: 0 })) + '/api/v1';
+      const { token } = await h.store.createToken(h.user.id, { label: 'bench' });
+      auth = { authorization: `Bearer ${token}` };
+      builtFor = h.knex;
+    };
+    const stop = async () => {
+      if (app) await app.close();
+      app = null;
+    };
+    const call = async (method, p, body, accept = 'application/json') => {
+      // A restart (cold runs) reopens the pool: the app must use the new one.
+      if (!app || builtFor !== wrapped.handles().knex) {
+        await stop();
+        await start();
+      }
+      const res = await fetch(url + p, {
+        method,
+        headers: {
+          ...auth,
+          accept,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      if (!res.ok) throw new Error(`${method} ${p}: HTTP ${res.status} ${await res.text()}`);
+      return res;
+    };
+    const json = async (method, p, body) => (await call(method, p, body)).json();
+
+    return {
+      ...wrapped,
+      name: `${inner}-api`,
+      async load(b) {
+        const loaded = await wrapped.load(b);
+        await stop();
+        await start(); // untimed: the server is up before the first request
+        return loaded;
+      },
+      async restart() {
+        const r = await wrapped.restart();
+        await stop();
+        await start();
+        return r;
+      },
+      async firstOpen() {
+        const r = await json('GET', '/mailboxes');
+        const inbox = r.mailboxes.find((m) => m.name === 'INBOX');
+        return { count: inbox ? inbox.total : 0 };
+      },
+      async headers() {
+        const res = await call(
+          'GET',
+          '/mailboxes/INBOX/messages?order=uid',
+          null,
+          'application/x-ndjson',
+        );
+        const ids = [];
+        let rest = '';
+        const decoder = new TextDecoder();
+        for await (const chunk of res.body) {
+          const lines = (rest + decoder.decode(chunk, { stream: true })).split('\n');
+          rest = lines.pop();
+          for (const line of lines) if (line) ids.push(JSON.parse(line).uid);
+        }
+        if (rest) ids.push(JSON.parse(rest).uid);
+        return { ids };
+      },
+      async search(query) {
+        const qs = new URLSearchParams({ q: query, mailbox: 'INBOX', limit: '0' });
+        if (inner === 'es') qs.set('backend', 'es');
+        const r = await json('GET', `/search?${qs}`);
+        return { ids: r.mailboxes.flatMap((m) => m.uids) };
+      },
+      async expunge(list) {
+        const uids = wrapped.uidsOf(list);
+        await json('POST', '/mailboxes/INBOX/flags', { uids, add: ['\\Deleted'] });
+        const r = await json('POST', '/mailboxes/INBOX/expunge', { uids });
+        return { ids: r.expunged };
+      },
+      async restore() {
+        await wrapped.reimport();
+      },
+      async fetchOne(key) {
+        const [uid] = wrapped.uidsOf([key]);
+        const m = await json('GET', `/mailboxes/INBOX/messages/${uid}`);
+        return { ids: [m.uid] };
+      },
+      async close() {
+        await stop();
+        await wrapped.close();
+      },
+    };
+  };
+}
+
 const FACTORIES = {
   pg: (ctx) => pgBackend(ctx),
   es: esBackend,
@@ -545,6 +694,8 @@ const FACTORIES = {
   maildir: fileBackend('maildir'),
   'dovecot-mbox': dovecotBackend('mbox'),
   'dovecot-maildir': dovecotBackend('maildir'),
+  'pg-api': apiBackend('pg'),
+  'es-api': apiBackend('es'),
 };
 
 /** Every backend name the bench knows, ready or not. */

@@ -71,6 +71,21 @@ function addBenchCommand(program, ctx) {
       },
       5,
     )
+    .option(
+      '--via <list>',
+      'how pg and es are reached: store (the storage interface), api (the HTTP API, as ' +
+        'backends pg-api/es-api), or store,api for both side by side',
+      (v) => {
+        const via = v.split(',').map((x) => x.trim());
+        if (!via.length || via.some((x) => x !== 'store' && x !== 'api')) {
+          const err = new Error('--via takes store, api or store,api');
+          err.code = 'USAGE';
+          throw err;
+        }
+        return via;
+      },
+      ['store'],
+    )
     .option('--cold', 'also time cold requests (server restarted, page cache dropped)')
     .option('--json', 'print the results.json object on stdout')
     .action(async (o) => {
@@ -91,7 +106,7 @@ function addBenchCommand(program, ctx) {
         corpus,
         work,
         sizes: o.sizes,
-        backends: o.backends,
+        backends: applyVia(o.backends, o.via),
         runs: o.runs,
         cold: !!o.cold,
         log,
@@ -120,4 +135,20 @@ function addBenchCommand(program, ctx) {
     });
 }
 
-module.exports = { addBenchCommand };
+/**
+ * Backend list after `--via`: pg and es become pg-api/es-api (api) or both (store,api).
+ * @param {string[]} backends
+ * @param {string[]} via
+ * @returns {string[]}
+ */
+function applyVia(backends, via) {
+  const out = [];
+  for (const b of backends) {
+    const served = b === 'pg' || b === 'es';
+    if (!served || via.includes('store')) out.push(b);
+    if (served && via.includes('api')) out.push(`${b}-api`);
+  }
+  return [...new Set(out)];
+}
+
+module.exports = { addBenchCommand, applyVia };

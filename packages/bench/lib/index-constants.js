@@ -3,6 +3,16 @@
 // Names the CLI needs without loading the backends (and their dependencies) at start-up.
 const { SIZES } = require('./mailboxes');
 
-const ALL_BACKENDS = ['pg', 'es', 'mbox', 'maildir', 'dovecot-mbox', 'dovecot-maildir'];
+const ALL_BACKENDS = [
+  'pg',
+  'es',
+  'mbox',
+  'maildir',
+  'dovecot-mbox',
+  'dovecot-maildir',
+  // pg and es reached through the webmail HTTP API (`--via api`)
+  'pg-api',
+  'es-api',
+];
 
 module.exports = { SIZES, ALL_BACKENDS };

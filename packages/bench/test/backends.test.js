@@ -75,9 +75,9 @@ describe('backend adapters', () => {
     },
   );
 
-  test(`pg, mbox, maildir${withDovecot ? ' and Dovecot (mbox, maildir)' : ''} agree on every request`, async () => {
+  test(`pg, pg through the API, mbox, maildir${withDovecot ? ' and Dovecot (mbox, maildir)' : ''} agree on every request`, async () => {
     const config = { ...loadConfig({}), databaseUrl: db.url, importWorkers: 0 };
-    const backends = ['pg', 'mbox', 'maildir'];
+    const backends = ['pg', 'pg-api', 'mbox', 'maildir'];
     if (withDovecot) backends.push('dovecot-mbox', 'dovecot-maildir');
     const run = await runBench({
       corpus: corpus.dir,
@@ -103,6 +103,21 @@ describe('backend adapters', () => {
     expect(get('pg', 'headers', 'cold')).toMatchObject({ matches: 300, agrees: true });
     const wrong = run.results.filter((r) => !r.agrees);
     expect(wrong).toEqual([]);
+    // Through HTTP: the same answers, every request timed, cold included (server rebuilt).
+    const viaApi = run.results.filter((r) => r.backend === 'pg-api');
+    expect(
+      viaApi
+        .filter((r) => r.phase === 'warm')
+        .map((r) => r.request)
+        .sort(),
+    ).toEqual(
+      run.results
+        .filter((r) => r.backend === 'pg' && r.phase === 'warm')
+        .map((r) => r.request)
+        .sort(),
+    );
+    expect(get('pg-api', 'expunge_20pct')).toMatchObject({ matches: 60, agrees: true });
+    expect(get('pg-api', 'headers', 'cold')).toMatchObject({ matches: 300, agrees: true });
     for (const format of ['mbox', 'maildir']) {
       expect(get(format, 'import')).toMatchObject({ matches: 300, agrees: true });
       expect(get(format, 'text_common').matches).toBe(75);
@@ -131,7 +146,7 @@ describe('backend adapters', () => {
         work,
         sizes: ['small'],
         sizeCounts: { small: 300 },
-        backends: ['pg', 'es'],
+        backends: ['pg', 'es', 'es-api'],
         runs: 1,
         cold: false,
         dropCaches: false,
@@ -142,6 +157,9 @@ describe('backend adapters', () => {
         ['date', 'from', 'import', 'word_common', 'word_free', 'word_happy', 'word_rare'].sort(),
       );
       for (const r of es) expect(r).toMatchObject({ agrees: true });
+      const esApi = run.results.filter((r) => r.backend === 'es-api');
+      expect(esApi.map((r) => r.request).sort()).toEqual(es.map((r) => r.request).sort());
+      for (const r of esApi) expect(r).toMatchObject({ agrees: true });
       expect(es.find((r) => r.request === 'word_common').matches).toBe(75);
       expect(run.notes.some((n) => /^es: not applicable: .*headers.*text_rare/.test(n))).toBe(true);
     },

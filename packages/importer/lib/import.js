@@ -212,6 +212,7 @@ async function runImport(opts) {
       await flush();
       await writing;
       await store.cleanGinPending(user.id);
+      await store.analyzeUser(user.id);
       await store.finishJob(job.id, { messages: lastIndex + 1 });
     }
   } finally {

@@ -13,6 +13,10 @@ const SUBSTRING_COLUMNS = Object.freeze({
   text: ['header_text', 'body_text'],
 });
 
+// Columns stored lower-cased at import (@mailgate/importer derive.js): matched with LIKE and a
+// lower-cased pattern — the same answer as ILIKE (which lower-cases both sides), much cheaper.
+const LOWERCASED_COLUMNS = new Set(['header_text', 'body_text']);
+
 const IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
 
@@ -82,8 +86,10 @@ function emit(node, ctx) {
       // The bare `column ILIKE '%…%'` form (no coalesce, no lower()) is what a pg_trgm GIN
       // index on the column can answer; NULL columns are handled by negate() instead.
       const pattern = `%${likeEscape(node.value)}%`;
-      const parts = SUBSTRING_COLUMNS[node.field].map(
-        (c) => `${col(ctx, c)} ILIKE ${bind(ctx, pattern)}`,
+      const parts = SUBSTRING_COLUMNS[node.field].map((c) =>
+        LOWERCASED_COLUMNS.has(c)
+          ? `${col(ctx, c)} LIKE ${bind(ctx, pattern.toLowerCase())}`
+          : `${col(ctx, c)} ILIKE ${bind(ctx, pattern)}`,
       );
       return parts.length === 1 ? parts[0] : `(${parts.join(' OR ')})`;
     }

@@ -275,22 +275,33 @@ const mailOps = {
    * `NOT expunged` — and stamped with a new modseq. purgeExpunged() removes the rows later.
    * @param {number} userId
    * @param {number} mailboxId
-   * @param {{uids?: number[]}} [opts]
+   * With `force` (and `uids`), the given messages are expunged whether or not they carry
+   * `\Deleted` — a webmail "delete now" (JMAP Email/set destroy) in one row update instead of
+   * IMAP's STORE +FLAGS \Deleted followed by EXPUNGE, i.e. one new row version per message
+   * instead of two.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{uids?: number[], force?: boolean}} [opts]
    * @returns {Promise<{expunged: number[], highestModseq: number}>}
    */
   async expunge(userId, mailboxId, opts = {}) {
+    if (opts.force && !opts.uids) throw new TypeError('expunge: force needs uids');
     return this.knex.transaction(async (trx) => {
       const mb = await lockMailbox(trx, userId, mailboxId);
       const modseq = Number(mb.highestmodseq) + 1;
-      const bindings = [modseq, userId, mailboxId, '\\Deleted'];
+      const bindings = [modseq, userId, mailboxId];
       let only = '';
+      if (!opts.force) {
+        only = 'AND ? = ANY(flags)';
+        bindings.push('\\Deleted');
+      }
       if (opts.uids) {
-        only = 'AND uid = ANY(?::bigint[])';
+        only += ' AND uid = ANY(?::bigint[])';
         bindings.push(opts.uids);
       }
       const r = await trx.raw(
         `UPDATE messages SET expunged = true, modseq = ?
-          WHERE user_id = ? AND mailbox_id = ? AND NOT expunged AND ? = ANY(flags) ${only}
+          WHERE user_id = ? AND mailbox_id = ? AND NOT expunged ${only}
           RETURNING uid`,
         bindings,
       );
@@ -301,6 +312,35 @@ const mailOps = {
       if (this.outbox) await writeOutbox(trx, userId, mailboxId, uids, modseq, 'delete');
       await bumpModseq(trx, userId, mailboxId, modseq);
       return { expunged: uids, highestModseq: modseq };
+    });
+  },
+
+  /**
+   * Undoes phase one of expunge for messages not purged yet: they are visible again, with
+   * their uids, flags and bytes, stamped with a new modseq (a CONDSTORE client sees them
+   * change; the ES mirror re-indexes them). The benchmark restores its mailbox with it
+   * between expunge samples; an admin can rescue a mistaken expunge the same way while the
+   * purge is held off. Messages already purged are not returned.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {number[]} uids
+   * @returns {Promise<{restored: number[], highestModseq: number}>}
+   */
+  async restoreExpunged(userId, mailboxId, uids) {
+    return this.knex.transaction(async (trx) => {
+      const mb = await lockMailbox(trx, userId, mailboxId);
+      const modseq = Number(mb.highestmodseq) + 1;
+      const r = await trx.raw(
+        `UPDATE messages SET expunged = false, modseq = ?
+          WHERE user_id = ? AND mailbox_id = ? AND expunged AND uid = ANY(?::bigint[])
+          RETURNING uid`,
+        [modseq, userId, mailboxId, uids],
+      );
+      const restored = r.rows.map((x) => Number(x.uid)).sort((a, b) => a - b);
+      if (!restored.length) return { restored, highestModseq: Number(mb.highestmodseq) };
+      if (this.outbox) await writeOutbox(trx, userId, mailboxId, restored, modseq, 'index');
+      await bumpModseq(trx, userId, mailboxId, modseq);
+      return { restored, highestModseq: modseq };
     });
   },
 

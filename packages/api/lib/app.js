@@ -184,10 +184,12 @@ async function build(opts) {
   };
   await app.register(require('./routes'), { prefix: '/api/v1', ctx });
 
+  // Rows hidden by an earlier run that stopped before purging them (crash, shutdown): listed
+  // in the background at start; close waits for the listing, so no query outlives the app.
+  let leftovers = Promise.resolve();
   app.addHook('onReady', async () => {
     if (opts.purgeOnStart === false) return;
-    // Rows hidden by an earlier run that stopped before purging them (crash, shutdown).
-    store.pendingPurges().then(
+    leftovers = store.pendingPurges().then(
       (list) => list.forEach((p) => purger.schedule(p.userId, p.mailboxId)),
       (err) => app.log.warn({ err: { message: err.message } }, 'could not list pending purges'),
     );
@@ -198,6 +200,7 @@ async function build(opts) {
   app.addHook('onClose', async () => {
     if (esWorker) await esWorker.stop();
     if (mirror) await mirror.close();
+    await leftovers;
     await purger.close();
   });
   return app;

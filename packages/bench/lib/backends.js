@@ -584,6 +584,9 @@ function apiBackend(inner) {
       app = await build({
         knex: h.knex,
         docs: false,
+        // Not the start-up sweep for other users' hidden rows (the pg adapter's, in the same
+        // database): it would purge them while this adapter's requests are being timed.
+        purgeOnStart: false,
         ...(inner === 'es'
           ? {
               elasticsearchUrl: base.elasticsearchUrl || process.env.ELASTICSEARCH_URL,

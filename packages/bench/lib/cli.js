@@ -72,6 +72,21 @@ function addBenchCommand(program, ctx) {
       5,
     )
     .option(
+      '--budget <seconds>',
+      'per request: start no further warm repeat once the timed samples took this long ' +
+        '(at least one sample; results.md notes requests that got fewer than --runs)',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isFinite(n) || n <= 0) {
+          const err = new Error('--budget must be a positive number of seconds');
+          err.code = 'USAGE';
+          throw err;
+        }
+        return n;
+      },
+      10,
+    )
+    .option(
       '--via <list>',
       'how pg and es are reached: store (the storage interface), api (the HTTP API, as ' +
         'backends pg-api/es-api), or store,api for both side by side',
@@ -108,6 +123,7 @@ function addBenchCommand(program, ctx) {
         sizes: o.sizes,
         backends: applyVia(o.backends, o.via),
         runs: o.runs,
+        budget: o.budget,
         cold: !!o.cold,
         log,
         config: ctx.config,

@@ -55,6 +55,8 @@ const msSince = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
  * @param {string[]} o.sizes of small, medium, large
  * @param {string[]} o.backends
  * @param {number} o.runs warm repeats
+ * @param {number} [o.budget] seconds of timed samples per request after which no further
+ *   repeat starts (at least one sample is always taken); default: no limit
  * @param {boolean} o.cold also time cold requests
  * @param {boolean} [o.dropCaches] false: never drop the page cache (tests)
  * @param {(s: string) => void} [o.log] progress on stderr
@@ -71,6 +73,9 @@ async function runBench(o) {
   const queries = {};
   const notes = [];
   let dropped = null;
+  const budgetMs = (o.budget ?? Infinity) * 1000;
+  // Requests that got fewer than --runs samples because of --budget, and how many they got.
+  const budgeted = [];
   for (const size of o.sizes) {
     if (!counts[size]) throw new Error(`unknown size ${size} (small, medium, large)`);
     const box = buildMailbox({
@@ -107,6 +112,7 @@ async function runBench(o) {
         request,
         phase,
         ms: summarize(samples),
+        samples: samples.map((x) => Math.round(x * 1000) / 1000),
         matches,
         agrees: true,
       };
@@ -159,13 +165,21 @@ async function runBench(o) {
           const first = await r.run();
           const keys = b.keysOf(first.ids);
           const samples = [];
-          for (let i = 0; i < o.runs; i++) {
+          let spent = 0;
+          // At least one sample; more until --runs, or until the request's timed samples
+          // have used --budget (a 10 s scan of a large mbox is not repeated five times).
+          while (samples.length < o.runs && (samples.length === 0 || spent < budgetMs)) {
             t0 = now();
             const res = await r.run();
-            samples.push(msSince(t0));
+            const ms = msSince(t0);
+            samples.push(ms);
+            spent += ms;
             if (res.ids.length !== first.ids.length) {
               notes.push(`${name} ${size} ${r.request}: answer changed between runs`);
             }
+          }
+          if (samples.length < o.runs) {
+            budgeted.push(`${name} ${size} ${r.request}: ${samples.length}`);
           }
           record(name, r.request, 'warm', samples, keys, keys.length);
           log(
@@ -179,14 +193,19 @@ async function runBench(o) {
           if (!applies(request)) continue;
           const samples = [];
           let keys = [];
-          for (let i = 0; i < o.runs; i++) {
+          let spent = 0;
+          while (samples.length < o.runs && (samples.length === 0 || spent < budgetMs)) {
             if (dirty) await b.restore();
             t0 = now();
             const res = await b.expunge(expungeKeys[request]);
-            samples.push(msSince(t0));
+            const ms = msSince(t0);
+            samples.push(ms);
+            spent += ms;
             dirty = true;
             keys = b.keysOf(res.ids);
           }
+          if (samples.length < o.runs)
+            budgeted.push(`${name} ${size} ${request}: ${samples.length}`);
           record(name, request, 'warm', samples, keys, keys.length);
           log(
             `  ${request.padEnd(13)} ${summarize(samples).median.toFixed(1)} ms, ${keys.length} expunged`,
@@ -230,6 +249,11 @@ async function runBench(o) {
       );
       row.agrees = !!warm && warm.agrees && warm.matches === row.matches;
     }
+  }
+  if (budgeted.length) {
+    notes.push(
+      `fewer than ${o.runs} warm samples (--budget ${o.budget} s per request): ${budgeted.join('; ')}`,
+    );
   }
   if (o.cold && dropped === false)
     notes.push('page cache NOT dropped: /proc/sys/vm/drop_caches not writable');

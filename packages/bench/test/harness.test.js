@@ -133,6 +133,7 @@ describe('harness', () => {
           'request',
           'phase',
           'ms',
+          'samples',
           'matches',
           'agrees',
         ]);
@@ -144,9 +145,50 @@ describe('harness', () => {
       const exp = rows.find((r) => r.backend === 'a' && r.request === 'expunge_20pct');
       expect(exp).toMatchObject({ matches: 40, agrees: true, phase: 'warm' });
       expect(exp.ms.min).toBeLessThanOrEqual(exp.ms.median);
+      // Every sample is kept, and the summary is computed from them.
+      expect(exp.samples).toHaveLength(2);
+      expect(exp.ms.min).toBe(Math.min(...exp.samples));
+      expect(exp.ms.max).toBe(Math.max(...exp.samples));
       // The unavailable backend is skipped with a note, not fatal.
       expect(run.notes.join('\n')).toMatch(/backend es is not available yet/);
       expect(rows.some((r) => r.backend === 'es')).toBe(false);
+    } finally {
+      fs.rmSync(corpus.dir, { recursive: true, force: true });
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('--budget: a slow request stops repeating once its samples used the budget', async () => {
+    const corpus = syntheticCorpus(50);
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-b-'));
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    try {
+      const run = await runBench({
+        corpus: corpus.dir,
+        work,
+        sizes: ['small'],
+        sizeCounts: { small: 50 },
+        backends: ['slow'],
+        runs: 5,
+        budget: 0.1,
+        cold: false,
+        createBackend: (name) => {
+          const b = fakeBackend(name);
+          const headers = b.headers;
+          // 60 ms a header scan: the second sample ends past the 100 ms budget.
+          b.headers = async () => {
+            await sleep(60);
+            return headers();
+          };
+          return b;
+        },
+      });
+      const h = run.results.find((r) => r.request === 'headers');
+      expect(h.samples).toHaveLength(2);
+      expect(h.ms.min).toBeGreaterThanOrEqual(55);
+      // Fast requests still get all five samples, and the short ones are listed in the notes.
+      expect(run.results.find((r) => r.request === 'text_rare').samples).toHaveLength(5);
+      expect(run.notes.join('\n')).toMatch(/fewer than 5 warm samples.*slow small headers: 2/);
     } finally {
       fs.rmSync(corpus.dir, { recursive: true, force: true });
       fs.rmSync(work, { recursive: true, force: true });

@@ -12,6 +12,7 @@ const backends = require('./backends');
 const harness = require('./harness');
 const { runBench, REQUESTS } = require('./runner');
 const report = require('./report');
+const targets = require('./targets');
 const { machineFacts } = require('./machine');
 const { addBenchCommand } = require('./cli');
 
@@ -24,6 +25,7 @@ module.exports = {
   runBench,
   REQUESTS,
   ...report,
+  ...targets,
   machineFacts,
   addBenchCommand,
 };

@@ -3,6 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { FLAT_FILE } = require('./backends');
+const { checkTargets, targetsMarkdown } = require('./targets');
 
 const SIZE_ORDER = ['small', 'medium', 'large'];
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#17becf'];
@@ -71,6 +72,14 @@ function markdown(data, extra = {}) {
   }
   for (const n of extra.notes || []) lines.push(`- note: ${n}`);
   if ((extra.notes || []).length) lines.push('');
+  if (sizes.includes('large') && data.results.some((r) => r.backend === 'pg')) {
+    lines.push(
+      '## Targets for the PostgreSQL path (large mailbox)',
+      '',
+      targetsMarkdown(checkTargets(data.results)),
+      '',
+    );
+  }
   lines.push(
     'Times in ms: median (min–max) · matches. ✗ = answer differs from the other backends.',
     '',

@@ -74,6 +74,10 @@ async function runBench(o) {
   const notes = [];
   let dropped = null;
   const budgetMs = (o.budget ?? Infinity) * 1000;
+  // At least one sample; more until --runs, or until the request's timed samples have used
+  // --budget (a 10 s scan of a large mbox is not repeated five times).
+  const wantMore = (samples, spent) =>
+    samples.length < o.runs && (samples.length === 0 || spent < budgetMs);
   // Requests that got fewer than --runs samples because of --budget, and how many they got.
   const budgeted = [];
   for (const size of o.sizes) {
@@ -166,9 +170,7 @@ async function runBench(o) {
           const keys = b.keysOf(first.ids);
           const samples = [];
           let spent = 0;
-          // At least one sample; more until --runs, or until the request's timed samples
-          // have used --budget (a 10 s scan of a large mbox is not repeated five times).
-          while (samples.length < o.runs && (samples.length === 0 || spent < budgetMs)) {
+          while (wantMore(samples, spent)) {
             t0 = now();
             const res = await r.run();
             const ms = msSince(t0);
@@ -194,7 +196,7 @@ async function runBench(o) {
           const samples = [];
           let keys = [];
           let spent = 0;
-          while (samples.length < o.runs && (samples.length === 0 || spent < budgetMs)) {
+          while (wantMore(samples, spent)) {
             if (dirty) await b.restore();
             t0 = now();
             const res = await b.expunge(expungeKeys[request]);

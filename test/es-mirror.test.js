@@ -173,7 +173,7 @@ describeEs('test/es-mirror.test.js', 'Elasticsearch mirror: search parity', (es)
 
   test('GET /api/v1/search?backend=es has the pg shape and answers', async () => {
     if (es.skipped() || skipCorpus) return;
-    const { build } = require('@mailgate/api/lib/app');
+    const { build } = require('@mailgate/api');
     // The app's mirror reads the index prefix from the environment.
     process.env.MAILGATE_ES_PREFIX = es.prefix;
     const app = await build({

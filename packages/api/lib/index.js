@@ -1,6 +1,10 @@
 'use strict';
 
+/*
+ * @mailgate/api: the webmail HTTP API. build() makes the app without listening (tests,
+ * bench); startServer() is `mailgate serve`'s entry (database, listen, graceful shutdown).
+ */
 const { build } = require('./app');
-const { startServer } = require('./server');
+const { startServer, apiKnex } = require('./server');
 
-module.exports = { build, startServer };
+module.exports = { build, startServer, apiKnex };

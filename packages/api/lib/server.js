@@ -3,7 +3,7 @@
 const Knex = require('knex');
 const { openDatabase, createLogger, MIGRATIONS_DIR } = require('@mailgate/core');
 const { build } = require('./app');
-const { pathOf } = require('./app');
+const { pathOf } = require('./plugins/errors');
 
 /*
  * The server entry used by `mailgate serve`: opens the database (embedded PostgreSQL or

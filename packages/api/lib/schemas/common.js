@@ -1,9 +1,11 @@
 'use strict';
 
 /*
- * JSON Schemas shared by the routes. Registered once with addSchema and referenced by $id,
- * so the OpenAPI document shows them as components and responses are serialized by
- * fast-json-stringify (only the listed properties leave the server).
+ * Schemas shared by every route plugin: the Address, HeaderRow and Error components
+ * (registered once with addSchema and referenced by $id, so the OpenAPI document shows them
+ * as components and responses are serialized by fast-json-stringify: only the listed
+ * properties leave the server), the error responses of a route, and the parameter types
+ * every resource uses. Route-specific schemas live beside this file, one per resource.
  */
 
 const address = {
@@ -51,24 +53,28 @@ const error = {
 const all = [address, headerRow, error];
 
 const errorRef = { $ref: 'Error#' };
+const errorText = {
+  400: 'Invalid input (code says which)',
+  401: 'Missing or invalid bearer token',
+  403: 'Not allowed',
+  404: 'Not found (also for other users’ mailboxes and messages)',
+  409: 'Already exists',
+  413: 'Body too large',
+  429: 'Too many failed logins',
+  501: 'Operation not supported by this backend',
+  503: 'Database unavailable or timed out',
+};
+
 /**
  * Error responses of a route, as schema entries.
- * @param {...number} codes
+ * @param {...number} codes HTTP statuses
+ * @returns {object} `{[status]: Error schema}`
  */
 function errorsFor(...codes) {
   const out = {};
   for (const c of codes) out[c] = { ...errorRef, description: errorText[c] || 'Error' };
   return out;
 }
-const errorText = {
-  400: 'Invalid input (code says which)',
-  401: 'Missing or invalid bearer token',
-  403: 'Not allowed',
-  404: 'Not found (also for other users’ mailboxes and messages)',
-  413: 'Body too large',
-  429: 'Too many failed logins',
-  503: 'Database unavailable or timed out',
-};
 
 // Mailbox names are free text (slashes encoded as %2F in the path); NUL and line breaks are
 // refused here because PostgreSQL text cannot hold NUL.
@@ -94,4 +100,43 @@ const flag = {
     '^(\\\\(Seen|Answered|Flagged|Deleted|Draft)|[^\\\\\\s(){}%*"\\]\\u0000-\\u001f\\u007f]{1,128})$',
 };
 
-module.exports = { all, errorsFor, headerProps, mailboxName, uid, backend, flag };
+const mailboxParams = {
+  type: 'object',
+  required: ['mailbox'],
+  properties: { mailbox: mailboxName },
+};
+const messageParams = {
+  type: 'object',
+  required: ['mailbox', 'uid'],
+  properties: { mailbox: mailboxName, uid },
+};
+const backendQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { backend },
+};
+const tokenAnswer = {
+  type: 'object',
+  properties: { token: { type: 'string' }, expiresAt: { type: 'string' } },
+};
+// Bearer auth on a route, as OpenAPI sees it.
+const security = [{ bearer: [] }];
+
+/** Largest page a client may ask for (header scans and search rows). */
+const MAX_LIMIT = 1000;
+
+module.exports = {
+  all,
+  errorsFor,
+  headerProps,
+  mailboxName,
+  uid,
+  backend,
+  flag,
+  mailboxParams,
+  messageParams,
+  backendQuery,
+  tokenAnswer,
+  security,
+  MAX_LIMIT,
+};

@@ -1,0 +1,76 @@
+'use strict';
+
+const crypto = require('node:crypto');
+const fp = require('fastify-plugin');
+const { errors, verifyPassword, hashPassword } = require('@mailgate/core');
+const { FailureLimiter } = require('../limiter');
+
+/*
+ * Cross-cutting: authentication. Every route says what it needs in `config.auth` ('user',
+ * 'admin' or 'none'); this plugin's onRequest hook enforces it before any handler runs and
+ * sets `req.user` ({userId, user, tokenId} or {admin: true}). Also owns what logins need:
+ * the failed-login limiter, password checks and the token lifetime (`app.auth`).
+ */
+
+let dummy = null;
+// Verifying against a real hash when the user does not exist keeps the answer time the same,
+// so timing does not reveal which user names exist.
+function dummyHash() {
+  if (!dummy) dummy = 'scrypt$16384$8$1$' + 'A'.repeat(22) + '==$' + 'A'.repeat(43) + '=';
+  return dummy;
+}
+
+function sha256(s) {
+  return crypto.createHash('sha256').update(String(s)).digest();
+}
+
+function bearer(req) {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string') return null;
+  const m = /^Bearer\s+(\S{1,512})\s*$/i.exec(h);
+  return m ? m[1] : null;
+}
+
+/**
+ * @param {import('fastify').FastifyInstance} app
+ * @param {{adminToken?: string|null, tokenTtlSeconds?: number, loginLimit?: object}} opts
+ */
+async function authPlugin(app, opts) {
+  const adminHash = opts.adminToken ? sha256(opts.adminToken) : null;
+  const store = app.store;
+  app.decorateRequest('user', null);
+  app.decorate('auth', {
+    limiter: new FailureLimiter(opts.loginLimit),
+    tokenTtlSeconds: opts.tokenTtlSeconds || 30 * 24 * 3600,
+    verifyLogin: (password, hash) => verifyPassword(password, hash || dummyHash()),
+    hashPassword,
+  });
+
+  const isAdmin = (token) =>
+    Boolean(token && adminHash && crypto.timingSafeEqual(sha256(token), adminHash));
+
+  app.addHook('onRequest', async (req) => {
+    const need = req.routeOptions.config && req.routeOptions.config.auth;
+    if (!need || need === 'none') return;
+    const token = bearer(req);
+    if (need === 'admin') {
+      if (isAdmin(token)) {
+        req.user = { admin: true };
+        return;
+      }
+      if (token && (await store.findToken(token))) {
+        throw new errors.FORBIDDEN('This route needs the admin token (MAILGATE_ADMIN_TOKEN)');
+      }
+      throw new errors.UNAUTHORIZED();
+    }
+    const found = token ? await store.findToken(token) : null;
+    if (!found) throw new errors.UNAUTHORIZED();
+    req.user = found;
+  });
+}
+
+module.exports = fp(authPlugin, {
+  name: 'mailgate-auth',
+  fastify: '5.x',
+  dependencies: ['mailgate-errors', 'mailgate-mail'],
+});

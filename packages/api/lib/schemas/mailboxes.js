@@ -1,0 +1,35 @@
+'use strict';
+
+const { errorsFor, security } = require('./common');
+
+/** GET /mailboxes */
+const listMailboxes = {
+  tags: ['mail'],
+  summary: 'Mailboxes with total and unseen counts',
+  security,
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        mailboxes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              name: { type: 'string' },
+              total: { type: 'integer' },
+              unseen: { type: 'integer' },
+              uidvalidity: { type: 'integer' },
+              uidnext: { type: 'integer' },
+              highestModseq: { type: 'integer' },
+              specialUse: { type: ['string', 'null'] },
+            },
+          },
+        },
+      },
+    },
+    ...errorsFor(401, 503),
+  },
+};
+
+module.exports = { listMailboxes };

@@ -1,41 +1,49 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const { openMirror } = require('./index');
-const { syncAll } = require('./sync');
-const { reindex } = require('./reindex');
-const { verify } = require('./verify');
+const es = require('@mailgate/es');
+const { positiveInt } = require('../context');
+
+/*
+ * `mailgate es sync|reindex|verify`: the Elasticsearch mirror (packages/es/README.md).
+ */
 
 /**
- * Adds `mailgate es sync|reindex|verify` to the CLI program.
+ * Registers `es` and its subcommands.
  * @param {import('commander').Command} program
- * @param {{config: object, log: object, withStore: Function, out: Function, setExit: (c: number) => void}} deps
+ * @param {import('../context').CliContext} ctx
  */
-function addEsCommands(program, { config, log, withStore, out, setExit }) {
+function register(program, ctx) {
+  const { config, log } = ctx;
   const withMirror = (fn) =>
-    withStore(async (store) => {
+    ctx.withStore(async (store) => {
       if (!config.elasticsearchUrl) throw new errors.ES_NOT_CONFIGURED();
-      const m = openMirror(config, store.knex, { log });
+      const m = es.openMirror(config, store.knex, { log });
       try {
         return await fn(m, store);
       } finally {
         await m.close();
       }
     });
-  const es = program
+  const cmd = program
     .command('es')
     .description('the Elasticsearch mirror (needs ELASTICSEARCH_URL; see packages/es/README.md)');
 
-  es.command('sync')
+  cmd
+    .command('sync')
     .description('ship every queued change (outbox) to Elasticsearch, then exit')
-    .option('--batch <n>', 'outbox rows per bulk batch (default 5000)', positiveInt)
-    .option('--attempts <n>', 'tries per batch before giving up (default 6)', positiveInt)
+    .option('--batch <n>', 'outbox rows per bulk batch (default 5000)', positiveInt('--batch'))
+    .option(
+      '--attempts <n>',
+      'tries per batch before giving up (default 6)',
+      positiveInt('--attempts'),
+    )
     .option('--json')
     .action(async (o) => {
       // Test hook for the crash test: pause after each acknowledged bulk, before COMMIT.
       const pauseMs = Number(process.env.MAILGATE_ES_SYNC_PAUSE_MS) || 0;
       const r = await withMirror((m) =>
-        syncAll({
+        es.syncAll({
           ...m,
           batchRows: o.batch,
           maxAttempts: o.attempts,
@@ -48,7 +56,7 @@ function addEsCommands(program, { config, log, withStore, out, setExit }) {
           onProgress: (s) => process.stderr.write(o.json ? '' : `\r${s.rows} changes shipped`),
         }),
       );
-      out(o.json, r, (x) =>
+      ctx.out(o.json, r, (x) =>
         process.stderr.write(
           `\nsynced ${x.rows} changes (${x.indexed} indexed, ${x.deleted} deleted, ` +
             `${x.skipped} already there) in ${x.seconds}s (${x.rate}/s); ${x.pending} pending\n`,
@@ -56,16 +64,17 @@ function addEsCommands(program, { config, log, withStore, out, setExit }) {
       );
     });
 
-  es.command('reindex')
+  cmd
+    .command('reindex')
     .description('rebuild indexes from PostgreSQL into new indexes and switch the aliases')
     .option('--user <user>', 'only this user')
     .option('--json')
     .action(async (o) => {
       const r = await withMirror(async (m, store) => {
         if (o.user) await store.getUser(o.user);
-        return reindex(m, { user: o.user });
+        return es.reindex(m, { user: o.user });
       });
-      out(o.json, r, (x) => {
+      ctx.out(o.json, r, (x) => {
         for (const u of x.users) {
           process.stderr.write(
             `${u.user}: ${u.documents} documents → ${u.index} (${u.seconds}s)\n`,
@@ -74,16 +83,17 @@ function addEsCommands(program, { config, log, withStore, out, setExit }) {
       });
     });
 
-  es.command('verify')
+  cmd
+    .command('verify')
     .description('compare PostgreSQL and Elasticsearch per user and mailbox (exit 1 on drift)')
     .option('--user <user>', 'only this user')
     .option('--json')
     .action(async (o) => {
       const r = await withMirror(async (m, store) => {
         if (o.user) await store.getUser(o.user);
-        return verify(m, { user: o.user });
+        return es.verify(m, { user: o.user });
       });
-      out(o.json, r, (x) => {
+      ctx.out(o.json, r, (x) => {
         for (const u of x.users) {
           for (const b of u.mailboxes) {
             process.stdout.write(
@@ -97,30 +107,26 @@ function addEsCommands(program, { config, log, withStore, out, setExit }) {
         }
         process.stdout.write(`${x.ok ? 'OK' : 'DRIFT'} (${x.pending} changes queued)\n`);
       });
-      if (!r.ok) setExit(1);
+      if (!r.ok) ctx.setExit(1);
     });
-}
-
-function positiveInt(v) {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new errors.USAGE(`not a positive integer: ${v}`);
-  return n;
 }
 
 /**
  * `mailgate search --backend es`: the same result as store.search, answered by ES.
  * @param {object} config
  * @param {import('@mailgate/store').PgStore} store
+ * @param {number} userId
+ * @param {string} query
+ * @param {{mailboxId?: number}} opts
  */
-async function cliSearchEs(config, store, userId, query, opts) {
+async function searchEs(config, store, userId, query, opts) {
   if (!config.elasticsearchUrl) throw new errors.ES_NOT_CONFIGURED();
-  const { searchEs } = require('./search');
-  const m = openMirror(config, store.knex);
+  const m = es.openMirror(config, store.knex);
   try {
-    return await searchEs(m, userId, query, opts);
+    return await es.searchEs(m, userId, query, opts);
   } finally {
     await m.close();
   }
 }
 
-module.exports = { addEsCommands, cliSearchEs };
+module.exports = { register, searchEs };

@@ -1,0 +1,58 @@
+'use strict';
+
+const { Option } = require('commander');
+const importer = require('@mailgate/importer');
+
+/*
+ * `mailgate export mbox|maildir|mh`: the way back to files (round trips are byte-exact).
+ */
+
+/**
+ * Registers `export` and its subcommands.
+ * @param {import('commander').Command} program
+ * @param {import('../context').CliContext} ctx
+ */
+function register(program, ctx) {
+  const exp = program.command('export').description('export mail from the store');
+  exp
+    .command('mbox')
+    .description('write one mailbox as an mbox file')
+    .requiredOption('--user <user>')
+    .requiredOption('--mailbox <name>')
+    .requiredOption('--out <file>')
+    .addOption(
+      new Option('--variant <variant>', 'original reproduces an imported mbox byte for byte')
+        .choices(['original', 'mboxrd', 'mboxo', 'mboxcl2'])
+        .default('original'),
+    )
+    .option('--json')
+    .action(async (o) => {
+      const r = await ctx.withStore((store) => importer.exportMbox({ store, ...o }));
+      ctx.out(o.json, r, (x) =>
+        process.stderr.write(`wrote ${x.messages} messages (${x.bytes} bytes) to ${x.out}\n`),
+      );
+    });
+  for (const kind of ['maildir', 'mh']) {
+    exp
+      .command(kind)
+      .description(
+        kind === 'mh'
+          ? 'write all mailboxes as MH folders'
+          : 'write all mailboxes as a Maildir++ tree',
+      )
+      .requiredOption('--user <user>')
+      .requiredOption('--out <dir>')
+      .option('--json')
+      .action(async (o) => {
+        const fn = kind === 'mh' ? importer.exportMh : importer.exportMaildir;
+        const r = await ctx.withStore((store) => fn({ store, ...o }));
+        ctx.out(o.json, r, (x) =>
+          process.stderr.write(
+            `wrote ${x.messages} messages in ${x.mailboxes} mailboxes to ${x.out}\n`,
+          ),
+        );
+      });
+  }
+}
+
+module.exports = { register };

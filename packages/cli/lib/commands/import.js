@@ -1,0 +1,131 @@
+'use strict';
+
+const { Option } = require('commander');
+const { errors } = require('@mailgate/core');
+const importer = require('@mailgate/importer');
+
+/*
+ * `mailgate import mbox|maildir|mh|imap`: one command per source kind, all through
+ * importer.runImport. Ctrl-C finishes the current batch so that a re-run resumes.
+ */
+
+/**
+ * Registers `import` and its subcommands.
+ * @param {import('commander').Command} program
+ * @param {import('../context').CliContext} ctx
+ */
+function register(program, ctx) {
+  const imp = program.command('import').description('import mail into the store');
+  const run = (kind) => (paths, o) => runImportCommand(ctx, kind, paths, o);
+  common(
+    imp
+      .command('mbox <files...>')
+      .description('import mbox files (mboxo, mboxrd, mboxcl, mboxcl2 detected per message)')
+      .option(
+        '--mailbox <name>',
+        'target mailbox (default: file name without extension; inbox → INBOX)',
+      )
+      .addOption(
+        new Option('--variant <variant>', 'force an mbox variant instead of detecting it').choices([
+          'auto',
+          'mboxo',
+          'mboxrd',
+          'mboxcl',
+          'mboxcl2',
+        ]),
+      ),
+  ).action(run('mbox'));
+  common(
+    imp
+      .command('maildir <dir>')
+      .description('import a Maildir or Maildir++ tree (subfolders become mailboxes)'),
+  ).action(run('maildir'));
+  common(
+    imp
+      .command('mh <dir>')
+      .description(
+        'import MH-style folders of numbered files, recursively (folder path = mailbox)',
+      ),
+  ).action(run('mh'));
+  common(
+    imp
+      .command('imap')
+      .description(
+        'import every folder of an IMAP account; a re-run imports only new mail and updates flags',
+      )
+      .requiredOption('--host <host>')
+      .requiredOption('--port <port>', 'IMAP port', (v) => Number(v))
+      .requiredOption('--login <login>')
+      .requiredOption(
+        '--password-env <var>',
+        'environment variable holding the password (never on the command line)',
+      )
+      .option('--tls', 'implicit TLS (IMAPS)')
+      .option('--no-tls', 'plain connection (STARTTLS not attempted)'),
+  ).action((o) => {
+    if (process.env[o.passwordEnv] == null)
+      throw new errors.USAGE(`import imap: environment variable ${o.passwordEnv} is not set`);
+    const imap = { host: o.host, port: o.port, login: o.login, passwordEnv: o.passwordEnv };
+    if (o.tls !== undefined) imap.tls = o.tls;
+    return runImportCommand(ctx, 'imap', [], { ...o, imap });
+  });
+}
+
+function common(cmd) {
+  return cmd
+    .requiredOption('--user <user>', 'mailgate user who owns the mail (created if missing)')
+    .option('--json', 'print one JSON result object on stdout')
+    .option('--quiet', 'no progress output');
+}
+
+async function runImportCommand(ctx, kind, paths, o) {
+  const { config, log } = ctx;
+  if (!o.user) throw new errors.USAGE(`import ${kind}: --user is required`);
+  const ac = new AbortController();
+  const onSig = () => {
+    if (ac.signal.aborted) process.exit(130);
+    process.stderr.write(
+      '\nmailgate: interrupted — finishing the current batch; run the same command again to resume\n',
+    );
+    ac.abort();
+  };
+  process.on('SIGINT', onSig);
+  process.on('SIGTERM', onSig);
+  try {
+    const report = await ctx.withStore((store) =>
+      importer.runImport({
+        store,
+        kind,
+        paths: Array.isArray(paths) ? paths : [paths],
+        user: o.user,
+        mailbox: o.mailbox,
+        variant: o.variant,
+        imap: o.imap,
+        workers: config.importWorkers,
+        batchSize: config.batchSize,
+        progress: !o.quiet,
+        signal: ac.signal,
+        log,
+      }),
+    );
+    ctx.out(o.json, report, (r) => printReport(r, o.user));
+    if (report.interrupted) ctx.setExit(130);
+  } finally {
+    process.off('SIGINT', onSig);
+    process.off('SIGTERM', onSig);
+  }
+}
+
+function printReport(r, user) {
+  process.stderr.write(
+    `${r.interrupted ? 'interrupted' : 'done'}: ${r.messages} messages, ${r.imported} imported, ` +
+      `${r.duplicates} already present, ${r.quarantined} quarantined, ` +
+      `${(r.bytes / 1048576).toFixed(1)} MB in ${r.seconds}s (${r.rate} msg/s)\n`,
+  );
+  for (const q of r.quarantine.slice(0, 20)) {
+    process.stderr.write(`  quarantined ${q.source} ${q.position}: ${q.reason}: ${q.detail}\n`);
+  }
+  if (r.quarantined > 20) process.stderr.write(`  … see: mailgate quarantine --user ${user}\n`);
+}
+
+module.exports = { register };

@@ -1,0 +1,54 @@
+'use strict';
+
+const { errors } = require('@mailgate/core');
+const legacy = require('@mailgate/legacy');
+
+/*
+ * `mailgate legacy add-user`: where a user's legacy mail lives, for the comparison backends.
+ */
+
+/**
+ * Registers `legacy`.
+ * @param {import('commander').Command} program
+ * @param {import('../context').CliContext} ctx
+ */
+function register(program, ctx) {
+  program
+    .command('legacy')
+    .description('legacy backends (direct mbox/maildir, upstream IMAP) for search and the API')
+    .command('add-user <user>')
+    .description("record where a user's legacy mail lives ($MAILGATE_HOME/legacy.json)")
+    .option('--mbox-dir <dir>', 'directory of mbox files (inbox.mbox or INBOX is INBOX)')
+    .option('--maildir <dir>', 'Maildir / Maildir++ root')
+    .option('--imap-host <host>')
+    .option('--imap-port <port>', 'upstream IMAP port', (v) => Number(v))
+    .option('--imap-login <login>')
+    .option('--imap-password-env <var>', 'environment variable holding the upstream password')
+    .option('--imap-tls', 'implicit TLS to the upstream server')
+    .option('--json')
+    .action((user, o) => {
+      const entry = { mboxDir: o.mboxDir, maildir: o.maildir };
+      if (o.imapHost) {
+        if (!o.imapLogin || !o.imapPasswordEnv)
+          throw new errors.USAGE(
+            'legacy add-user: --imap-host needs --imap-login and --imap-password-env',
+          );
+        entry.imap = {
+          host: o.imapHost,
+          port: o.imapPort || (o.imapTls ? 993 : 143),
+          login: o.imapLogin,
+          passwordEnv: o.imapPasswordEnv,
+          tls: Boolean(o.imapTls),
+        };
+      }
+      if (!entry.mboxDir && !entry.maildir && !entry.imap)
+        throw new errors.USAGE('legacy add-user: give --mbox-dir, --maildir and/or --imap-host');
+      // Only the variable's name is stored and printed, never the password.
+      const saved = legacy.addLegacyUser(ctx.config.home, user, entry);
+      ctx.out(o.json, { user, ...saved }, (x) =>
+        process.stderr.write(`legacy storage of ${user}: ${JSON.stringify(x)}\n`),
+      );
+    });
+}
+
+module.exports = { register };

@@ -1,0 +1,53 @@
+'use strict';
+
+const { printTable } = require('../format');
+const { positiveInt } = require('../context');
+
+/*
+ * `mailgate ls`: a user's mailboxes, or one mailbox's header rows.
+ */
+
+/**
+ * Registers `ls`.
+ * @param {import('commander').Command} program
+ * @param {import('../context').CliContext} ctx
+ */
+function register(program, ctx) {
+  program
+    .command('ls')
+    .description("list a user's mailboxes, or a mailbox's header rows")
+    .requiredOption('--user <user>')
+    .option('--mailbox <name>')
+    .option('--limit <n>', 'header rows to show', positiveInt('--limit'))
+    .option('--json')
+    .action(async (o) => {
+      await ctx.withStore(async (store) => {
+        const user = await store.getUser(o.user);
+        if (!o.mailbox) {
+          const boxes = await store.listMailboxes(user.id);
+          ctx.out(o.json, { user: o.user, mailboxes: boxes }, (x) =>
+            printTable(x.mailboxes, ['name', 'total', 'unseen', 'uidvalidity', 'uidnext']),
+          );
+          return;
+        }
+        const mb = await store.getMailbox(user.id, o.mailbox);
+        const rows = await store.scanHeaders(user.id, mb.id, { limit: o.limit });
+        ctx.out(o.json, { user: o.user, mailbox: o.mailbox, messages: rows }, (x) =>
+          printTable(x.messages.map(tableRow), ['uid', 'date', 'from', 'subject', 'size', 'flags']),
+        );
+      });
+    });
+}
+
+function tableRow(r) {
+  return {
+    uid: r.uid,
+    date: r.date ? r.date.slice(0, 16).replace('T', ' ') : '',
+    from: r.from ? r.from.address || r.from.name : '',
+    subject: r.subject || '',
+    size: r.size,
+    flags: r.flags.join(' '),
+  };
+}
+
+module.exports = { register };

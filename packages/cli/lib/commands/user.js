@@ -1,0 +1,37 @@
+'use strict';
+
+const { errors, hashPassword } = require('@mailgate/core');
+
+/*
+ * `mailgate user add`: users of the API and IMAP server; passwords only via the environment.
+ */
+
+/**
+ * Registers `user`.
+ * @param {import('commander').Command} program
+ * @param {import('../context').CliContext} ctx
+ */
+function register(program, ctx) {
+  const usr = program.command('user').description('manage users');
+  usr
+    .command('add <name>')
+    .description(
+      'create a user (password read from the environment variable named by --password-env)',
+    )
+    .option('--password-env <VAR>')
+    .option('--json')
+    .action(async (name, o) => {
+      let passwordHash = null;
+      if (o.passwordEnv) {
+        const pw = process.env[o.passwordEnv];
+        if (!pw) throw new errors.USAGE(`environment variable ${o.passwordEnv} is empty or unset`);
+        passwordHash = await hashPassword(pw);
+      }
+      const user = await ctx.withStore((store) => store.createUser(name, { passwordHash }));
+      ctx.out(o.json, { id: user.id, name: user.name }, (u) =>
+        process.stderr.write(`created user ${u.name}\n`),
+      );
+    });
+}
+
+module.exports = { register };

@@ -1,0 +1,41 @@
+'use strict';
+
+const { Argument } = require('commander');
+const importer = require('@mailgate/importer');
+
+/*
+ * `mailgate verify`: every source message present and byte-identical; exit 0 only then.
+ */
+
+/**
+ * Registers `verify`.
+ * @param {import('commander').Command} program
+ * @param {import('../context').CliContext} ctx
+ */
+function register(program, ctx) {
+  program
+    .command('verify')
+    .description('check that every message of a source is stored byte-identical (exit 0 only then)')
+    .addArgument(new Argument('<kind>', 'source kind').choices(['mbox', 'maildir', 'mh']))
+    .argument('<path>')
+    .requiredOption('--user <user>')
+    .option('--mailbox <name>', 'mbox: mailbox the file was imported into')
+    .option('--json')
+    .action(async (kind, p, o) => {
+      const r = await ctx.withStore((store) =>
+        importer.verifySource({ store, kind, path: p, ...o }),
+      );
+      ctx.out(o.json, r, (x) => {
+        process.stderr.write(
+          `${x.ok ? 'OK' : 'FAILED'}: ${x.messages} source messages, ${x.present} present and identical, ` +
+            `${x.missing} missing, ${x.mismatched} differ, ${x.unreadable} unreadable\n`,
+        );
+        for (const pr of x.problems.slice(0, 20)) {
+          process.stderr.write(`  ${pr.mailbox} ${pr.position}: ${pr.problem}\n`);
+        }
+      });
+      if (!r.ok) ctx.setExit(1);
+    });
+}
+
+module.exports = { register };

@@ -1,0 +1,66 @@
+'use strict';
+
+const { openDatabase, errors } = require('@mailgate/core');
+const { PgStore } = require('@mailgate/store');
+
+/*
+ * What every command module gets: configuration, logger, the output contract and the exit
+ * code. Output contract (README "CLI"): `--json` prints exactly one JSON object on stdout;
+ * progress and human reports go to stderr (tables and search hits to stdout).
+ */
+
+/**
+ * @typedef {object} CliContext
+ * @property {object} config loadConfig() result
+ * @property {import('pino').Logger} log
+ * @property {<T>(fn: (store: PgStore, db: object) => Promise<T>, opts?: object) => Promise<T>} withStore
+ * @property {(json: boolean, obj: object, human: (o: object) => void) => void} out
+ * @property {(code: number) => void} setExit exit code when the command ends without an error
+ * @property {() => number} exitCode
+ */
+
+/**
+ * Builds the context shared by all commands of one run.
+ * @param {object} config
+ * @param {import('pino').Logger} log
+ * @returns {CliContext}
+ */
+function createContext(config, log) {
+  let exitCode = 0;
+  return {
+    config,
+    log,
+    async withStore(fn, opts = {}) {
+      const db = await openDatabase(config, opts);
+      try {
+        return await fn(new PgStore(db.knex), db);
+      } finally {
+        await db.close();
+      }
+    },
+    out(json, obj, human) {
+      if (json) process.stdout.write(JSON.stringify(obj) + '\n');
+      else human(obj);
+    },
+    setExit(code) {
+      exitCode = code;
+    },
+    exitCode: () => exitCode,
+  };
+}
+
+/**
+ * Option parser for positive integers; a bad value is bad usage (exit 2).
+ * @param {string} name option name for the message
+ * @returns {(v: string) => number}
+ */
+function positiveInt(name) {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new errors.USAGE(`${name} must be a positive integer`);
+    return n;
+  };
+}
+
+module.exports = { createContext, positiveInt };

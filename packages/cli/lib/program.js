@@ -1,0 +1,50 @@
+'use strict';
+
+const { Command } = require('commander');
+
+/*
+ * The command tree: one module per command under commands/, each registering itself. The
+ * order here is the order of `mailgate --help`.
+ */
+const COMMANDS = [
+  'import',
+  'export',
+  'verify',
+  'ls',
+  'search',
+  'legacy',
+  'quarantine',
+  'user',
+  'db',
+  'demo',
+  'es',
+  'serve',
+  'token',
+  'bench',
+];
+
+/**
+ * Builds the commander program with every command registered.
+ * @param {import('./context').CliContext} ctx
+ * @returns {Command}
+ */
+function buildProgram(ctx) {
+  const program = new Command('mailgate')
+    .description('Move legacy mail (mbox, Maildir, MH) into PostgreSQL and serve it fast.')
+    .version(require('../package.json').version)
+    .showHelpAfterError()
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Environment: MAILGATE_HOME (default ~/.mailgate), DATABASE_URL (external PostgreSQL instead of
+the embedded one), ELASTICSEARCH_URL (enables the search mirror), MAILGATE_ES_PREFIX,
+MAILGATE_ADMIN_TOKEN, PORT, HOST, LOG_LEVEL, MAILGATE_IMPORT_WORKERS, MAILGATE_BATCH_SIZE
+(README "Configuration").
+Exit codes: 0 ok, 1 failure, 2 bad usage.`,
+    );
+  for (const name of COMMANDS) require(`./commands/${name}`).register(program, ctx);
+  return program;
+}
+
+module.exports = { buildProgram, COMMANDS };

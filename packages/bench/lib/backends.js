@@ -1,14 +1,14 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { openDatabase, loadConfig } = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
 const { runImport } = require('@mailgate/importer');
-const { parse, compileImap } = require('@mailgate/query');
 const { MboxBackend, MaildirBackend } = require('@mailgate/legacy');
 const { messageKey, KeyMap } = require('./keys');
+const { imapDoorBackend } = require('./imap-door');
+const { dovecotServer } = require('./dovecot-server');
 
 /*
  * One uniform adapter per backend, so the runner times the same request the same way on each.
@@ -170,188 +170,6 @@ function pgBackend(ctx, opts = {}) {
       db = null;
     },
   };
-}
-
-/**
- * Dovecot 2.3 on the built mbox or Maildir (scripts/dovecot/dovecot.js), spoken to over IMAP
- * with imapflow. Searches compile the AST to IMAP SEARCH keys (@mailgate/query compileImap);
- * a key set that is only a superset (dates: SENTON is the Date header's own-zone day, mailgate
- * compares UTC days) is narrowed on the client, inside the timed request, as a real client of
- * this backend would have to.
- * @param {'mbox'|'maildir'} format
- */
-function dovecotBackend(format) {
-  return (_ctx) => {
-    const dovecot = require(
-      path.join(__dirname, '..', '..', '..', 'scripts', 'dovecot', 'dovecot.js'),
-    );
-    const { ImapFlow } = require('imapflow');
-    let inst = null;
-    let client = null;
-    let box = null;
-    const keys = new KeyMap();
-    // dovecot.js makes (and removes) each instance's scratch dir itself: a short path under
-    // $TMPDIR with the modes its auth process needs to read the passwd-file.
-
-    const startServer = async () => {
-      inst = await dovecot.start({
-        format,
-        mail: format === 'mbox' ? box.mbox : box.maildir,
-        link: format === 'maildir',
-      });
-    };
-    const connect = async () => {
-      client = new ImapFlow({
-        host: inst.host,
-        port: inst.port,
-        secure: false,
-        auth: { user: inst.user, pass: inst.password },
-        logger: false,
-      });
-      await client.connect();
-    };
-    const disconnect = async () => {
-      if (client) await client.logout().catch(() => {});
-      client = null;
-    };
-    const stopServer = async () => {
-      await disconnect();
-      if (inst) await dovecot.stop(inst.dir, { keep: false });
-      inst = null;
-    };
-    const mapKeys = async () => {
-      keys.clear();
-      for await (const m of client.fetch('1:*', { uid: true, source: true })) {
-        keys.add(m.uid, messageKey(m.source));
-      }
-    };
-    const fresh = async () => {
-      await stopServer();
-      await startServer();
-      await connect();
-      await client.mailboxOpen('INBOX');
-      await mapKeys();
-    };
-
-    return {
-      name: `dovecot-${format}`,
-      wordSearch: false,
-      async load(b) {
-        box = b;
-        const t0 = process.hrtime.bigint();
-        await startServer();
-        await connect();
-        const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-        // Counted without opening the mailbox, which would build the index before firstOpen.
-        const st = await client.status('INBOX', { messages: true });
-        return { seconds, messages: st.messages };
-      },
-      async firstOpen() {
-        const mb = await client.mailboxOpen('INBOX');
-        return { count: mb.exists };
-      },
-      async ready() {
-        await mapKeys();
-      },
-      async headers() {
-        const ids = [];
-        const q = { uid: true, flags: true, envelope: true, internalDate: true, size: true };
-        for await (const m of client.fetch('1:*', q)) ids.push(m.uid);
-        return { ids };
-      },
-      async search(query) {
-        const ast = parse(query);
-        const { search, exact } = compileImap(ast);
-        let uids = (await client.search(search, { uid: true })) || [];
-        if (!exact) {
-          if (ast.type !== 'date' || ast.op !== 'on') {
-            throw new Error(`dovecot adapter: no client-side narrowing for ${query}`);
-          }
-          const keep = [];
-          if (uids.length) {
-            for await (const m of client.fetch(
-              uids,
-              { uid: true, envelope: true },
-              { uid: true },
-            )) {
-              const d = m.envelope && m.envelope.date;
-              if (d && !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === ast.value) {
-                keep.push(m.uid);
-              }
-            }
-          }
-          uids = keep;
-        }
-        return { ids: uids };
-      },
-      async expunge(list) {
-        const uids = keys.uidsOf(list);
-        const r = await client.messageDelete(uids, { uid: true });
-        return { ids: r ? uids : [] };
-      },
-      async restore() {
-        // A fresh copy of the pristine files and a fresh index (built here, untimed).
-        await fresh();
-      },
-      async fetchOne(key) {
-        const [uid] = keys.uidsOf([key]);
-        const m = await client.fetchOne(
-          String(uid),
-          { uid: true, flags: true, bodyStructure: true, headers: true, bodyParts: ['1'] },
-          { uid: true },
-        );
-        return { ids: m ? [m.uid] : [] };
-      },
-      keysOf(ids) {
-        return keys.keysOf(ids);
-      },
-      async restart() {
-        // dovecot.js starts every instance from a fresh home (a new copy of the mail), so the
-        // index Dovecot keeps beside the mail is saved before the stop and put back before
-        // the first login: the restarted server finds its index, as a real one would. The
-        // mailbox is pristine here (restored), so the saved index matches the new copy.
-        await disconnect();
-        const saved = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-index-'));
-        const indexFiles = () =>
-          format === 'mbox'
-            ? [path.join(inst.home, 'mail', '.imap')]
-            : fs
-                .readdirSync(path.join(inst.home, 'Maildir'))
-                .filter((f) => f.startsWith('dovecot'))
-                .map((f) => path.join(inst.home, 'Maildir', f));
-        const keep = indexFiles().filter((f) => fs.existsSync(f));
-        for (const f of keep) fs.cpSync(f, path.join(saved, path.basename(f)), { recursive: true });
-        await stopServer();
-        await startServer();
-        const { uid, gid } = fs.statSync(inst.home);
-        const into =
-          format === 'mbox' ? path.join(inst.home, 'mail') : path.join(inst.home, 'Maildir');
-        for (const f of keep) {
-          const dst = path.join(into, path.basename(f));
-          fs.cpSync(path.join(saved, path.basename(f)), dst, { recursive: true });
-          chownTree(dst, uid, gid);
-        }
-        fs.rmSync(saved, { recursive: true, force: true });
-        return {
-          reconnect: async () => {
-            await connect();
-            await client.mailboxOpen('INBOX');
-          },
-        };
-      },
-      async close() {
-        await stopServer();
-      },
-    };
-  };
-}
-
-/** chown -R, for index files copied back into a Dovecot home. */
-function chownTree(p, uid, gid) {
-  fs.chownSync(p, uid, gid);
-  if (fs.statSync(p).isDirectory()) {
-    for (const e of fs.readdirSync(p)) chownTree(path.join(p, e), uid, gid);
-  }
 }
 
 /**
@@ -695,8 +513,9 @@ const FACTORIES = {
   es: esBackend,
   mbox: fileBackend('mbox'),
   maildir: fileBackend('maildir'),
-  'dovecot-mbox': dovecotBackend('mbox'),
-  'dovecot-maildir': dovecotBackend('maildir'),
+  // The imap door: every IMAP server timed by the same raw client (imap-door.js).
+  'dovecot-mbox': (ctx) => imapDoorBackend(dovecotServer('mbox'), ctx),
+  'dovecot-maildir': (ctx) => imapDoorBackend(dovecotServer('maildir'), ctx),
   'pg-api': apiBackend('pg'),
   'es-api': apiBackend('es'),
 };

@@ -128,6 +128,7 @@ describe('harness', () => {
       for (const r of rows) {
         expect(Object.keys(r)).toEqual([
           'backend',
+          'door',
           'size',
           'messages',
           'request',
@@ -189,6 +190,48 @@ describe('harness', () => {
       // Fast requests still get all five samples, and the short ones are listed in the notes.
       expect(run.results.find((r) => r.request === 'text_rare').samples).toHaveLength(5);
       expect(run.notes.join('\n')).toMatch(/fewer than 5 warm samples.*slow small headers: 2/);
+    } finally {
+      fs.rmSync(corpus.dir, { recursive: true, force: true });
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+  test('a self-timed adapter (the imap door) is recorded by its own figure: a slow parse after its clock is not counted', async () => {
+    const corpus = syntheticCorpus(30);
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-t-'));
+    try {
+      const run = await runBench({
+        corpus: corpus.dir,
+        work,
+        sizes: ['small'],
+        sizeCounts: { small: 30 },
+        backends: ['raw', 'dovecot-x-api'],
+        runs: 3,
+        cold: false,
+        createBackend: (name) => {
+          const b = fakeBackend(name);
+          if (name === 'raw') {
+            b.door = 'imap';
+            const headers = b.headers;
+            // The client's own clock says 2 ms; turning the answer into uids takes 80 ms.
+            b.headers = async () => {
+              const until = Date.now() + 80;
+              while (Date.now() < until);
+              return { ...(await headers()), ms: 2 };
+            };
+          }
+          return b;
+        },
+      });
+      const raw = run.results.find((r) => r.backend === 'raw' && r.request === 'headers');
+      expect(raw.door).toBe('imap');
+      expect(raw.ms.max).toBe(2);
+      expect(raw.agrees).toBe(true);
+      // Without a figure of its own, an adapter is timed by the wall clock; -api names the api door.
+      const api = run.results.find((r) => r.backend === 'dovecot-x-api' && r.request === 'headers');
+      expect(api.door).toBe('api');
+      expect(run.results.find((r) => r.backend === 'raw' && r.request === 'import').door).toBe(
+        'imap',
+      );
     } finally {
       fs.rmSync(corpus.dir, { recursive: true, force: true });
       fs.rmSync(work, { recursive: true, force: true });

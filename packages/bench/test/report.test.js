@@ -24,6 +24,8 @@ const data = {
     row('dovecot-maildir', 'small', 1046, 'headers', 50),
     row('dovecot-maildir', 'medium', 8734, 'headers', 400),
     row('dovecot-mbox', 'small', 1046, 'headers', 100, false),
+    { ...row('mailgate-imap', 'small', 1046, 'headers', 25), door: 'imap' },
+    row('maildir', 'small', 1046, 'headers', 500),
   ],
 };
 
@@ -32,11 +34,16 @@ describe('report writers', () => {
     const md = markdown(data, { notes: ['n1'] });
     expect(md).toMatch(/^## headers \(warm\)$/m);
     expect(md).toMatch(
-      /^\| backend \| small \| medium \| ÷ best flat file \(small\) \| ÷ best flat file \(medium\) \|$/m,
+      /^\| backend \| door \| small \| medium \| ÷ best flat file \(small\) \| ÷ best flat file \(medium\) \|$/m,
     );
-    // pg is 10x faster than the best agreeing flat-file backend (dovecot-mbox disagrees).
-    expect(md).toMatch(/^\| pg \| 5\.00 \(4\.50–6\.00\) · 10 \| 20\.0 .* \| 0\.10× \| 0\.05× \|$/m);
-    expect(md).toMatch(/^\| dovecot-mbox \| 100 \(90\.0–120\) · 10 ✗ \| – \| – \| – \|$/m);
+    // Within a door: pg (store) against maildir (store), mailgate-imap against the best
+    // agreeing Dovecot (dovecot-mbox disagrees). Across doors only where the door has no
+    // flat-file side of that size, marked ‡: pg medium against Dovecot medium.
+    expect(md).toMatch(
+      /^\| pg \| store \| 5\.00 \(4\.50–6\.00\) · 10 \| 20\.0 .* \| 0\.01× \| 0\.05× ‡ \|$/m,
+    );
+    expect(md).toMatch(/^\| mailgate-imap \| imap \| 25\.0 .* \| 0\.50× \| – \|$/m);
+    expect(md).toMatch(/^\| dovecot-mbox \| imap \| 100 \(90\.0–120\) · 10 ✗ \| – \| – \| – \|$/m);
     expect(md).toMatch(/note: n1/);
   });
 

@@ -18,4 +18,13 @@ module.exports = [
       strict: ['error', 'global'],
     },
   },
+  {
+    // The webmail page's browser modules (packages/web/public): ES modules, browser globals.
+    files: ['packages/web/public/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: { ...globals.browser },
+    },
+    rules: { strict: 'off' },
+  },
 ];

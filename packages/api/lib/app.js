@@ -27,6 +27,7 @@ const routePlugins = require('./routes');
  * @param {boolean} [opts.esWorker] run the outbox worker (default true when elasticsearchUrl)
  * @param {object} [opts.esEnv] environment for the mirror (index prefix)
  * @param {string} [opts.home] MAILGATE_HOME (legacy backends' configuration)
+ * @param {boolean} [opts.webPage] serve the webmail page (@mailgate/web) at / (default true)
  * @returns {Promise<import('fastify').FastifyInstance>} app, with `app.store` and `app.purger`
  */
 async function build(opts) {
@@ -65,6 +66,7 @@ async function build(opts) {
     },
     { prefix: '/api/v1' },
   );
+  if (opts.webPage !== false) await app.register(require('./plugins/web-page'));
   return app;
 }
 

@@ -1,0 +1,54 @@
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+/*
+ * The webmail page as a fixed list of static files. This module only lists and reads the
+ * files of public/; it never talks to the store or the API (the page does, over HTTP, from
+ * the browser). Serving is the API's job (@mailgate/api's web plugin).
+ */
+
+/** Directory holding the page's files. */
+const PUBLIC_DIR = path.join(__dirname, '..', 'public');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json; charset=utf-8',
+  '.ico': 'image/x-icon',
+  '.png': 'image/png',
+};
+
+/**
+ * Every file of the page, read once: `urlPath` (e.g. `/js/app.js`) → bytes and content type.
+ * Reading the whole (small) tree at start-up means a request can only ever get one of these
+ * files: no path from a URL reaches the file system, so `..` and symlink tricks have nothing
+ * to work on.
+ * @param {string} [dir] defaults to the page shipped in this package
+ * @returns {Map<string, {body: Buffer, type: string, etag: string}>}
+ */
+function loadPageFiles(dir = PUBLIC_DIR) {
+  const crypto = require('node:crypto');
+  const out = new Map();
+  const walk = (d, prefix) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (e.name.startsWith('.')) continue;
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p, `${prefix}${e.name}/`);
+      else if (e.isFile()) {
+        const type = TYPES[path.extname(e.name).toLowerCase()];
+        if (!type) continue;
+        const body = fs.readFileSync(p);
+        const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+        out.set(`/${prefix}${e.name}`, { body, type, etag });
+      }
+    }
+  };
+  walk(dir, '');
+  return out;
+}
+
+module.exports = { PUBLIC_DIR, loadPageFiles };

@@ -1,0 +1,266 @@
+/*
+ * <mg-message-list>: a virtualised list of header rows. Only the rows in view (plus a small
+ * margin) exist in the DOM, as a fixed pool of elements that are moved and refilled on
+ * scroll, so a 21,282-row mailbox costs the same to scroll as a 50-row one. Rows arrive in
+ * keyset pages (the API's `nextCursor`), loaded one after the other in the background from
+ * the first page on; rows not loaded yet show as placeholders. Owns no data access: the page
+ * hands it a `fetchPage(cursor, limit)` function.
+ */
+
+const ROW_HEIGHT = 46;
+const OVERSCAN = 8;
+const FIRST_PAGE = 100;
+const NEXT_PAGES = 1000;
+
+/** "Jane Doe" from an address object, or its address. */
+export function fromText(from) {
+  if (!from) return '(no sender)';
+  return from.name || from.address || '(no sender)';
+}
+
+/** A short date for a list row: time today, day + month this year, else the full date. */
+export function shortDate(iso, now = new Date()) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  if (d.toDateString() === now.toDateString()) {
+    return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  }
+  if (d.getFullYear() === now.getFullYear()) {
+    return d.toLocaleDateString([], { day: 'numeric', month: 'short' });
+  }
+  return d.toISOString().slice(0, 10);
+}
+
+export class MessageList extends HTMLElement {
+  connectedCallback() {
+    if (this.viewport) return;
+    this.setAttribute('role', 'listbox');
+    this.tabIndex = 0;
+    this.viewport = document.createElement('div');
+    this.viewport.className = 'ml-viewport';
+    this.spacer = document.createElement('div');
+    this.spacer.className = 'ml-spacer';
+    this.viewport.append(this.spacer);
+    this.append(this.viewport);
+    this.pool = [];
+    this.rows = [];
+    this.total = 0;
+    this.selected = null;
+    this.generation = 0;
+    this.frame = 0;
+    this.viewport.addEventListener('scroll', () => this.schedule(), { passive: true });
+    this.addEventListener('keydown', (e) => this.onKey(e));
+    new ResizeObserver(() => this.schedule()).observe(this.viewport);
+  }
+
+  /** Number of rows loaded so far. */
+  get loaded() {
+    return this.rows.length;
+  }
+
+  /** The server's count of matches (search answers may hold fewer rows than that). */
+  get reportedTotal() {
+    return this.reported === null ? this.total : Math.max(this.reported, this.total);
+  }
+
+  /** True once every page has arrived. */
+  get complete() {
+    return this.done === true;
+  }
+
+  /**
+   * Shows a new list. `fetchPage(cursor, limit)` resolves to `{rows, nextCursor, total?}`.
+   * Resolves when the first page is shown; the rest keeps loading in the background.
+   * @param {{total?: number, fetchPage: Function}} source
+   */
+  async show(source) {
+    const gen = ++this.generation;
+    this.rows = [];
+    this.reported = null;
+    this.done = false;
+    this.selected = null;
+    this.total = source.total || 0;
+    this.viewport.scrollTop = 0;
+    this.render();
+    const first = await source.fetchPage(null, FIRST_PAGE);
+    if (gen !== this.generation) return;
+    this.accept(first);
+    this.dispatchEvent(new CustomEvent('firstrows', { detail: { rows: this.rows.length } }));
+    this.loadRest(gen, source, first.nextCursor);
+  }
+
+  async loadRest(gen, source, cursor) {
+    try {
+      while (cursor && gen === this.generation) {
+        const page = await source.fetchPage(cursor, NEXT_PAGES);
+        if (gen !== this.generation) return;
+        this.accept(page);
+        cursor = page.nextCursor;
+        this.dispatchEvent(new CustomEvent('progress', { detail: { rows: this.rows.length } }));
+      }
+      if (gen !== this.generation) return;
+      this.done = true;
+      // The count is now exact even if the mailbox changed while we were reading.
+      this.total = this.rows.length;
+      this.render();
+      this.dispatchEvent(new CustomEvent('complete', { detail: { rows: this.rows.length } }));
+    } catch (err) {
+      if (gen === this.generation) {
+        this.dispatchEvent(new CustomEvent('loaderror', { detail: err }));
+      }
+    }
+  }
+
+  accept(page) {
+    for (const r of page.rows) this.rows.push(r);
+    if (typeof page.total === 'number') {
+      this.total = page.total;
+      this.reported = page.total;
+    }
+    if (!page.nextCursor) this.total = this.rows.length;
+    this.total = Math.max(this.total, this.rows.length);
+    this.render();
+  }
+
+  schedule() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  render() {
+    if (!this.viewport) return;
+    this.spacer.style.height = `${this.total * ROW_HEIGHT}px`;
+    const top = this.viewport.scrollTop;
+    const height = this.viewport.clientHeight || 600;
+    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(this.total, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
+    const need = last - first;
+    while (this.pool.length < need) this.pool.push(this.makeRow());
+    for (let i = 0; i < this.pool.length; i++) {
+      const el = this.pool[i];
+      const index = first + i;
+      if (index >= last) {
+        el.hidden = true;
+        continue;
+      }
+      el.hidden = false;
+      this.fill(el, index);
+    }
+  }
+
+  makeRow() {
+    const el = document.createElement('div');
+    el.className = 'ml-row';
+    el.setAttribute('role', 'option');
+    el.innerHTML =
+      '<span class="ml-flags"></span><span class="ml-from"></span><span class="ml-date"></span>' +
+      '<span class="ml-subject"></span>';
+    el.addEventListener('click', () => {
+      const row = this.rows[Number(el.dataset.index)];
+      if (row) this.select(row);
+    });
+    this.viewport.append(el);
+    return el;
+  }
+
+  fill(el, index) {
+    el.style.transform = `translateY(${index * ROW_HEIGHT}px)`;
+    el.dataset.index = String(index);
+    const row = this.rows[index];
+    const key = row ? `${row.mailbox || ''}/${row.uid}/${row.modseq}` : 'loading';
+    if (el.dataset.key === key && el.dataset.sel === String(this.isSelected(row))) return;
+    el.dataset.key = key;
+    el.dataset.sel = String(this.isSelected(row));
+    const [flagsEl, fromEl, dateEl, subjectEl] = el.children;
+    if (!row) {
+      el.className = 'ml-row ml-placeholder';
+      delete el.dataset.uid;
+      flagsEl.textContent = '';
+      fromEl.textContent = 'loading…';
+      dateEl.textContent = '';
+      subjectEl.textContent = '';
+      return;
+    }
+    const flags = row.flags || [];
+    el.className =
+      'ml-row' +
+      (flags.includes('\\Seen') ? '' : ' ml-unread') +
+      (flags.includes('\\Deleted') ? ' ml-deleted' : '') +
+      (this.isSelected(row) ? ' ml-selected' : '');
+    el.dataset.uid = String(row.uid);
+    el.setAttribute('aria-selected', String(this.isSelected(row)));
+    flagsEl.textContent =
+      (flags.includes('\\Flagged') ? '★' : '') + (row.hasAttachments ? '📎' : '');
+    fromEl.textContent = fromText(row.from);
+    dateEl.textContent = shortDate(row.date || row.internalDate);
+    subjectEl.textContent = '';
+    const s = document.createElement('b');
+    s.textContent = row.subject || '(no subject)';
+    subjectEl.append(s);
+    if (row.preview) subjectEl.append(` — ${row.preview}`);
+    if (row.mailbox) subjectEl.title = row.mailbox;
+  }
+
+  isSelected(row) {
+    return Boolean(
+      row &&
+      this.selected &&
+      row.uid === this.selected.uid &&
+      row.mailbox === this.selected.mailbox,
+    );
+  }
+
+  select(row) {
+    this.selected = row;
+    for (const el of this.pool) delete el.dataset.sel;
+    this.render();
+    this.dispatchEvent(new CustomEvent('open', { detail: row }));
+  }
+
+  /** Replaces a row's fields (flags after a change), if it is loaded. */
+  update(uid, patch, mailbox) {
+    const row = this.rows.find(
+      (r) => r.uid === uid && (!mailbox || !r.mailbox || r.mailbox === mailbox),
+    );
+    if (row) Object.assign(row, patch);
+    this.render();
+  }
+
+  /** Drops rows (moved or expunged). */
+  remove(uids) {
+    const gone = new Set(uids);
+    const before = this.rows.length;
+    this.rows = this.rows.filter((r) => !gone.has(r.uid));
+    this.total = Math.max(this.rows.length, this.total - (before - this.rows.length));
+    if (this.selected && gone.has(this.selected.uid)) this.selected = null;
+    this.render();
+  }
+
+  /** Scrolls so that row `index` is in view. */
+  reveal(index) {
+    const top = index * ROW_HEIGHT;
+    const vp = this.viewport;
+    if (top < vp.scrollTop) vp.scrollTop = top;
+    else if (top + ROW_HEIGHT > vp.scrollTop + vp.clientHeight) {
+      vp.scrollTop = top + ROW_HEIGHT - vp.clientHeight;
+    }
+  }
+
+  onKey(e) {
+    if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp' && e.key !== 'j' && e.key !== 'k') return;
+    e.preventDefault();
+    const cur = this.selected ? this.rows.findIndex((r) => this.isSelected(r)) : -1;
+    const down = e.key === 'ArrowDown' || e.key === 'j';
+    const next = Math.max(0, Math.min(this.rows.length - 1, cur + (down ? 1 : -1)));
+    if (this.rows[next]) {
+      this.reveal(next);
+      this.select(this.rows[next]);
+    }
+  }
+}
+
+customElements.define('mg-message-list', MessageList);

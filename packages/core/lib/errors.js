@@ -19,6 +19,8 @@ const defs = {
   DB_UNAVAILABLE: ['Database unavailable: %s', 503],
   EMBEDDED_PG_FAILED: ['Embedded PostgreSQL failed: %s', 500],
   VERIFY_FAILED: ['Verification failed: %s', 500],
+  // Serving (`mailgate serve`, `mailgate demo`)
+  PORT_IN_USE: ['Port %s on %s is already in use (set PORT/HOST or stop the other server)', 500],
   // HTTP API
   UNAUTHORIZED: ['Missing, invalid or expired bearer token', 401],
   INVALID_CREDENTIALS: ['Wrong user name or password', 401],

@@ -1,7 +1,9 @@
 'use strict';
 
+const net = require('node:net');
 const path = require('node:path');
-const { useCliSuite } = require('./support/db');
+const { spawnSync } = require('node:child_process');
+const { useCliSuite, CLI } = require('./support/db');
 
 // The README's main job: `mailgate demo` on real mail (SpamAssassin corpus from npm).
 const suite = useCliSuite('demo');
@@ -33,4 +35,35 @@ test('demo imports the SpamAssassin sample, shows it, and is idempotent', () => 
     '--json',
   ]);
   expect(v.json).toMatchObject({ ok: true, present: 2500 });
+});
+
+test('demo on a terminal with its port in use: PORT_IN_USE naming the port, no stack trace', async () => {
+  // The demo serves only when stdout is a terminal: script(1) gives it one.
+  const blocker = net.createServer();
+  await new Promise((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  const { port } = blocker.address();
+  try {
+    const r = spawnSync(
+      'script',
+      ['-qec', `${process.execPath} ${CLI} demo --user demo1`, '/dev/null'],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          DATABASE_URL: suite.db.url,
+          MAILGATE_HOME: path.join(suite.tmp, 'home'),
+          LOG_LEVEL: 'error',
+          PORT: String(port),
+          HOST: '127.0.0.1',
+        },
+        timeout: 120000,
+      },
+    );
+    expect(r.stdout).toMatch(/Everything was already imported/);
+    expect(r.stdout).toMatch(new RegExp(`PORT_IN_USE: Port ${port} on 127.0.0.1 `));
+    expect(r.stdout).not.toMatch(/^\s+at .+:\d+:\d+\)?\r?$/m);
+    expect(r.status).toBe(1);
+  } finally {
+    await new Promise((resolve) => blocker.close(resolve));
+  }
 });

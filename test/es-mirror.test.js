@@ -167,7 +167,7 @@ describeEs('test/es-mirror.test.js', 'Elasticsearch mirror: search parity', (es)
     const t = suite.cli(['search', 'text:gas', '--user', 'ann', '--backend', 'es'], {
       env: env(),
     });
-    expect(t.code).toBe(1);
+    expect(t.code).toBe(2);
     expect(t.stderr).toContain('ES_UNSUPPORTED_QUERY');
   });
 

@@ -82,7 +82,7 @@ test('search: words vs substrings, fields, flags', () => {
   expect(s('-is:read').uids).toEqual([1, 3, 4]);
   expect(s('').total).toBe(4);
   const bad = cli(['search', 'from:', '--user', 'alice', '--json']);
-  expect(bad.code).toBe(1);
+  expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/INVALID_QUERY/);
 });
 

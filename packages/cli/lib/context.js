@@ -15,8 +15,9 @@ const { PgStore } = require('@mailgate/store');
  * @property {import('pino').Logger} log
  * @property {<T>(fn: (store: PgStore, db: object) => Promise<T>, opts?: object) => Promise<T>} withStore
  * @property {(json: boolean, obj: object, human: (o: object) => void) => void} out
- * @property {(code: number) => void} setExit exit code when the command ends without an error
- * @property {() => number} exitCode
+ * @property {(code: number, failure?: {code: string, message: string}) => void} setExit exit
+ *   code when the command ends without throwing, and the coded verdict printed on stderr
+ * @property {() => {code: number, failure: {code: string, message: string}|null}} exit
  */
 
 /**
@@ -27,6 +28,7 @@ const { PgStore } = require('@mailgate/store');
  */
 function createContext(config, log) {
   let exitCode = 0;
+  let exitFailure = null;
   return {
     config,
     log,
@@ -42,10 +44,11 @@ function createContext(config, log) {
       if (json) process.stdout.write(JSON.stringify(obj) + '\n');
       else human(obj);
     },
-    setExit(code) {
+    setExit(code, failure = null) {
       exitCode = code;
+      exitFailure = failure;
     },
-    exitCode: () => exitCode,
+    exit: () => ({ code: exitCode, failure: exitFailure }),
   };
 }
 

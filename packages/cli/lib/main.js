@@ -1,54 +1,37 @@
 'use strict';
 
-const { CommanderError } = require('commander');
-const { loadConfig, createLogger, isCoded } = require('@mailgate/core');
+const { loadConfig, createLogger } = require('@mailgate/core');
 const { createContext } = require('./context');
 const { buildProgram } = require('./program');
+const { reportFailure } = require('./failure');
 
 /*
  * The CLI contract (brief "Contracts"): `--json` prints exactly one JSON object on stdout;
- * progress and logs go to stderr; exit 0 ok, 1 failure, 2 bad usage.
+ * progress and logs go to stderr; exit 0 ok, 1 failure, 2 bad usage or bad query. Every
+ * failure leaves through reportFailure (failure.js).
  */
 
 /**
- * Runs the CLI.
+ * Runs the CLI. Never throws: every error is reported and turned into an exit code.
  * @param {string[]} argv process.argv
  * @returns {Promise<number>} exit code
  */
 async function main(argv) {
-  let config;
+  const json = argv.slice(2).includes('--json');
+  const debug = (process.env.LOG_LEVEL || '').toLowerCase() === 'debug';
   try {
-    config = loadConfig();
+    const config = loadConfig();
+    const log = createLogger({ logLevel: process.env.LOG_LEVEL || 'warn' });
+    const ctx = createContext(config, log);
+    await buildProgram(ctx).parseAsync(argv);
+    const { code, failure } = ctx.exit();
+    // A command that ends with a verdict (verify, es verify) sets a failure instead of
+    // throwing: its --json result object stays the one object on stdout.
+    if (failure) process.stderr.write(`${failure.code}: ${failure.message}\n`);
+    return code;
   } catch (err) {
-    process.stderr.write(`mailgate: ${err.message}\n`);
-    return 2;
+    return reportFailure(err, { json, debug });
   }
-  const log = createLogger({ logLevel: process.env.LOG_LEVEL || 'warn' });
-  const ctx = createContext(config, log);
-  const program = buildProgram(ctx);
-  try {
-    await program.parseAsync(argv);
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      if (
-        err.code === 'commander.helpDisplayed' ||
-        err.code === 'commander.version' ||
-        err.code === 'commander.help'
-      )
-        return 0;
-      return 2;
-    }
-    if (err && err.code === 'USAGE') {
-      process.stderr.write(`mailgate: ${err.message}\n`);
-      return 2;
-    }
-    if (isCoded(err)) {
-      process.stderr.write(`mailgate: ${err.code}: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  return ctx.exitCode();
 }
 
 module.exports = { main };

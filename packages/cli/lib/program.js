@@ -32,8 +32,9 @@ function buildProgram(ctx) {
   const program = new Command('mailgate')
     .description('Move legacy mail (mbox, Maildir, MH) into PostgreSQL and serve it fast.')
     .version(require('../package.json').version)
-    .showHelpAfterError()
     .exitOverride()
+    // Usage errors are printed by the one error path (failure.js) as `USAGE: message`.
+    .configureOutput({ outputError: () => {} })
     .addHelpText(
       'after',
       `
@@ -41,7 +42,8 @@ Environment: MAILGATE_HOME (default ~/.mailgate), DATABASE_URL (external Postgre
 the embedded one), ELASTICSEARCH_URL (enables the search mirror), MAILGATE_ES_PREFIX,
 MAILGATE_ADMIN_TOKEN, PORT, HOST, LOG_LEVEL, MAILGATE_IMPORT_WORKERS, MAILGATE_BATCH_SIZE
 (README "Configuration").
-Exit codes: 0 ok, 1 failure, 2 bad usage.`,
+Errors: \`CODE: message\` on stderr (with --json also {"error":{"code","message"}} on stdout).
+Exit codes: 0 ok, 1 failure, 2 bad usage or bad query.`,
     );
   for (const name of COMMANDS) require(`./commands/${name}`).register(program, ctx);
   return program;

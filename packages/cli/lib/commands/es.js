@@ -107,7 +107,13 @@ function register(program, ctx) {
         }
         process.stdout.write(`${x.ok ? 'OK' : 'DRIFT'} (${x.pending} changes queued)\n`);
       });
-      if (!r.ok) ctx.setExit(1);
+      if (!r.ok)
+        ctx.setExit(
+          1,
+          new errors.VERIFY_FAILED(
+            'Elasticsearch differs from PostgreSQL (es reindex rebuilds it)',
+          ),
+        );
     });
 }
 

@@ -1,6 +1,7 @@
 'use strict';
 
 const { Argument } = require('commander');
+const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
 
 /*
@@ -34,7 +35,13 @@ function register(program, ctx) {
           process.stderr.write(`  ${pr.mailbox} ${pr.position}: ${pr.problem}\n`);
         }
       });
-      if (!r.ok) ctx.setExit(1);
+      if (!r.ok)
+        ctx.setExit(
+          1,
+          new errors.VERIFY_FAILED(
+            `${r.missing} missing, ${r.mismatched} differ, ${r.unreadable} unreadable`,
+          ),
+        );
     });
 }
 

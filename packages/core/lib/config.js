@@ -13,7 +13,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * @param {NodeJS.ProcessEnv} [env]
  * @returns {{home: string, databaseUrl: string|null, elasticsearchUrl: string|null,
  *   adminToken: string|null, port: number, host: string, logLevel: string,
- *   importWorkers: number, batchSize: number}}
+ *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
+ *   renderWorkers: number, dbIdleTimeoutMs: number}}
  */
 function loadConfig(env = process.env) {
   const problems = [];
@@ -34,6 +35,13 @@ function loadConfig(env = process.env) {
   const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : 2;
   const importWorkers = intVar(env, 'MAILGATE_IMPORT_WORKERS', Math.max(1, cpus), 0, 64, problems);
   const batchSize = intVar(env, 'MAILGATE_BATCH_SIZE', 250, 1, 100000, problems);
+  // Parse budget per message (issue 15.2), for import and for request-time rendering: past
+  // it a message is stored raw as 'too-complex' / answered with a coded error. 0 = no limit.
+  const parseTimeMs = intVar(env, 'MAILGATE_PARSE_TIME_MS', 2000, 0, 600000, problems);
+  const parseMemoryMb = intVar(env, 'MAILGATE_PARSE_MEMORY_MB', 256, 16, 16384, problems);
+  const renderWorkers = intVar(env, 'MAILGATE_RENDER_WORKERS', 1, 0, 64, problems);
+  // How long an idle database connection is kept (tarn's idleTimeoutMillis).
+  const dbIdleTimeoutMs = intVar(env, 'MAILGATE_DB_IDLE_TIMEOUT_MS', 30000, 1, 3600000, problems);
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }
@@ -47,6 +55,10 @@ function loadConfig(env = process.env) {
     logLevel,
     importWorkers,
     batchSize,
+    parseTimeMs,
+    parseMemoryMb,
+    renderWorkers,
+    dbIdleTimeoutMs,
   };
 }
 

@@ -30,7 +30,12 @@ async function openDatabase(config, opts = {}) {
   const knex = Knex({
     client: 'pg',
     connection: url,
-    pool: opts.pool || { min: 0, max: 8 },
+    pool: {
+      min: 0,
+      max: 8,
+      ...idlePool(config.dbIdleTimeoutMs),
+      ...opts.pool,
+    },
     migrations: { directory: MIGRATIONS_DIR, tableName: 'knex_migrations' },
   });
   try {
@@ -53,6 +58,12 @@ async function openDatabase(config, opts = {}) {
       if (embedded) await embedded.release();
     },
   };
+}
+
+/** tarn checks for idle connections every reapIntervalMillis (1 s by default). */
+function idlePool(ms) {
+  if (!ms) return {};
+  return { idleTimeoutMillis: ms, reapIntervalMillis: Math.min(1000, ms) };
 }
 
 module.exports = { openDatabase, MIGRATIONS_DIR };

@@ -7,12 +7,13 @@ const { parseMessage, MessageParseError } = require('@mailgate/mime');
  * Columns can always be rebuilt from the raw bytes with this function.
  *
  * @param {Buffer} raw
+ * @param {{timeBudgetMs?: number}} [opts] parse budget ('too-complex' past it)
  * @returns {{ok: true, row: object} | {ok: false, reason: string, detail: string}}
  */
-function deriveRow(raw) {
+function deriveRow(raw, opts = {}) {
   let p;
   try {
-    p = parseMessage(raw);
+    p = parseMessage(raw, { timeBudgetMs: opts.timeBudgetMs });
   } catch (err) {
     if (err instanceof MessageParseError || err.name === 'MessageParseError') {
       return { ok: false, reason: err.reason || 'unparsable', detail: err.message };
@@ -46,4 +47,14 @@ function deriveRow(raw) {
   };
 }
 
-module.exports = { deriveRow };
+/**
+ * The parse-worker entry (see @mailgate/mime BoundedPool): a posted Buffer arrives as a
+ * Uint8Array view.
+ * @param {Uint8Array} raw
+ * @param {{timeBudgetMs?: number}} [opts]
+ */
+function handle(raw, opts) {
+  return deriveRow(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), opts);
+}
+
+module.exports = { deriveRow, handle };

@@ -25,6 +25,7 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
  * @param {string} [opts.mailbox] mbox only: target mailbox
  * @param {string} [opts.variant] mbox only: force an mbox variant
  * @param {number} [opts.workers] parse worker threads (0 = inline)
+ * @param {{timeMs: number, memoryMb: number}} [opts.parseBudget] per message (default: config)
  * @param {number} [opts.batchSize]
  * @param {boolean} [opts.progress] show progress on stderr
  * @param {AbortSignal} [opts.signal] stops after the current batch (state stays resumable)
@@ -35,7 +36,7 @@ async function runImport(opts) {
   const { store, kind } = opts;
   const started = process.hrtime.bigint();
   const user = await store.ensureUser(opts.user);
-  const pool = new ParsePool(opts.workers ?? 2);
+  const pool = new ParsePool(opts.workers ?? 2, opts.parseBudget);
   const batchSize = opts.batchSize || 250;
   const report = {
     messages: 0,

@@ -1,67 +1,56 @@
 'use strict';
 
 const path = require('node:path');
-const { Worker } = require('node:worker_threads');
-const { deriveRow } = require('./derive');
+const { BoundedPool } = require('@mailgate/mime');
+const { loadConfig } = require('@mailgate/core');
 
 /**
- * A small pool of parse workers. Parsing is CPU-bound and synchronous; the main thread keeps
- * reading sources and talking to PostgreSQL while workers parse. size 0 parses inline.
+ * The import's parse workers. Parsing is CPU-bound and synchronous; the main thread keeps
+ * reading sources and talking to PostgreSQL while workers parse. Each message has a parse
+ * budget (time, heap): a message over it comes back as `{ok: false, reason: 'too-complex'}`
+ * and is quarantined (kept raw, byte-exact) instead of blocking the batch; a worker that
+ * overran or ran out of heap is replaced and its batch retried without the offender. Workers
+ * hold the process open while they have work, so an import cannot end silently mid-batch
+ * (issue 15.1). size 0 parses inline, with the cooperative time check only.
  */
 class ParsePool {
-  /** @param {number} size */
-  constructor(size) {
+  /**
+   * @param {number} size
+   * @param {{timeMs?: number, memoryMb?: number}} [budget] per message; default from the
+   *   configuration (MAILGATE_PARSE_TIME_MS, MAILGATE_PARSE_MEMORY_MB)
+   */
+  constructor(size, budget) {
+    if (!budget) {
+      const c = loadConfig();
+      budget = { timeMs: c.parseTimeMs, memoryMb: c.parseMemoryMb };
+    }
     this.size = size;
-    this.workers = [];
-    this.pending = new Map();
-    this.nextId = 1;
-    for (let i = 0; i < size; i++) {
+    this.pool = new BoundedPool({
+      module: path.join(__dirname, 'derive.js'),
+      size,
+      timeMs: budget.timeMs,
+      memoryMb: budget.memoryMb,
       // A small young generation keeps each worker's heap (and so the import's RSS) tight:
       // parse results are short-lived and copied out at once.
-      const w = new Worker(path.join(__dirname, 'worker.js'), {
-        resourceLimits: { maxYoungGenerationSizeMb: 8 },
-      });
-      w.on('message', ({ id, results }) => {
-        const p = this.pending.get(id);
-        this.pending.delete(id);
-        p.resolve(results);
-      });
-      w.on('error', (err) => {
-        for (const p of this.pending.values()) p.reject(err);
-        this.pending.clear();
-      });
-      w.unref();
-      this.workers.push(w);
-    }
-    this.rr = 0;
+      youngMb: 8,
+    });
   }
 
   /**
    * @param {Buffer[]} raws
-   * @returns {Promise<Array<ReturnType<typeof deriveRow>>>} in input order
+   * @returns {Promise<Array<ReturnType<import('./derive').deriveRow>>>} in input order
    */
-  async parseAll(raws) {
-    if (this.size === 0 || raws.length === 0) return raws.map(deriveRow);
-    const parts = Math.min(this.size, raws.length);
-    const per = Math.ceil(raws.length / parts);
-    const jobs = [];
-    for (let i = 0; i < raws.length; i += per) {
-      const slice = raws.slice(i, i + per);
-      const w = this.workers[this.rr++ % this.workers.length];
-      const id = this.nextId++;
-      jobs.push(
-        new Promise((resolve, reject) => {
-          this.pending.set(id, { resolve, reject });
-          w.postMessage({ id, raws: slice });
-        }),
-      );
-    }
-    return (await Promise.all(jobs)).flat();
+  parseAll(raws) {
+    return this.pool.run(raws, { timeBudgetMs: this.pool.timeMs });
+  }
+
+  /** Threads replaced so far (over budget or crashed). */
+  get replaced() {
+    return this.pool.replaced;
   }
 
   async close() {
-    await Promise.all(this.workers.map((w) => w.terminate()));
-    this.workers = [];
+    await this.pool.close();
   }
 }
 

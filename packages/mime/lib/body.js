@@ -48,15 +48,42 @@ function hexVal(c) {
   return -1;
 }
 
+const B64_CHUNK = 4 << 20; // a multiple of 4
+
+function isB64(c) {
+  return (
+    (c >= 65 && c <= 90) ||
+    (c >= 97 && c <= 122) ||
+    (c >= 48 && c <= 57) ||
+    c === 43 ||
+    c === 47 ||
+    c === 45 ||
+    c === 95
+  );
+}
+
 /**
- * Base64 (RFC 2045 6.8). Node's decoder skips line breaks and whitespace and stops cleanly on
- * garbage, which is the leniency mail needs.
+ * Base64 (RFC 2045 6.8), lenient like mail readers: characters outside the alphabet are
+ * skipped and decoding stops at "=" padding. Decoded in 4 MB slices so that a huge part never
+ * becomes one huge string on the (capped) heap of a parse thread.
  *
  * @param {Buffer} buf
  * @returns {Buffer}
  */
 function decodeBase64(buf) {
-  return Buffer.from(buf.latin1Slice(0, buf.length), 'base64');
+  if (buf.length <= B64_CHUNK) return Buffer.from(buf.latin1Slice(0, buf.length), 'base64');
+  const clean = Buffer.allocUnsafe(buf.length);
+  let n = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i];
+    if (isB64(c)) clean[n++] = c;
+    else if (c === 61) break; // "=": padding, the end of the data
+  }
+  const out = [];
+  for (let i = 0; i < n; i += B64_CHUNK) {
+    out.push(Buffer.from(clean.latin1Slice(i, Math.min(n, i + B64_CHUNK)), 'base64'));
+  }
+  return Buffer.concat(out);
 }
 
 /**
@@ -67,20 +94,7 @@ function decodeBase64(buf) {
  */
 function base64Size(buf) {
   let n = 0;
-  for (let i = 0; i < buf.length; i++) {
-    const c = buf[i];
-    if (
-      (c >= 65 && c <= 90) ||
-      (c >= 97 && c <= 122) ||
-      (c >= 48 && c <= 57) ||
-      c === 43 ||
-      c === 47 ||
-      c === 45 ||
-      c === 95
-    ) {
-      n++;
-    }
-  }
+  for (let i = 0; i < buf.length; i++) if (isB64(buf[i])) n++;
   return Math.floor((n * 3) / 4);
 }
 
@@ -285,31 +299,107 @@ function decodeEntities(s) {
   );
 }
 
-const BLOCK_RE =
-  /<\/?(?:br|p|div|tr|li|ul|ol|h[1-6]|table|hr|blockquote|pre|title|dd|dt|dl|section|article|header|footer)\b[^>]*>/gi;
+const BLOCK_TAGS = new Set(
+  (
+    'br p div tr li ul ol h1 h2 h3 h4 h5 h6 table hr blockquote pre title dd dt dl section ' +
+    'article header footer'
+  ).split(' '),
+);
+const CELL_TAGS = new Set(['td', 'th']);
+const RAW_TEXT = new Set(['script', 'style', 'noscript', 'template', 'xml']);
+const TAG_NAME = /[A-Za-z][A-Za-z0-9]*/y;
 
 /**
- * HTML → plain text for search: drops comments, <script>, <style> (and <head> metadata except
- * the title), turns block elements into line breaks, strips the remaining tags and decodes
- * entities. Regex-based on purpose: fast and good enough for indexing (not for display).
+ * Strips markup in one forward scan: each "<" is looked at once and each tag ends at the
+ * next ">" (found with indexOf). Regexes like `<[A-Za-z][^>]*>` restart at every "<" and
+ * scan to the end of the input when no ">" follows: quadratic on `<a` floods (issue 17.3).
+ * Once no ">" is left, nothing after it can be a tag, so the rest is text.
+ *
+ * @param {string} html
+ * @param {(name: string, closing: boolean) => string} replace what a tag becomes
+ * @param {Set<string>} dropWithContent elements whose content is dropped too
+ * @returns {string}
+ */
+function stripTags(html, replace, dropWithContent) {
+  const out = [];
+  let i = 0;
+  const len = html.length;
+  let noMoreGt = false;
+  while (i < len) {
+    const lt = html.indexOf('<', i);
+    if (lt === -1 || noMoreGt) break;
+    out.push(html.slice(i, lt));
+    const c = html.charCodeAt(lt + 1);
+    if (html.startsWith('<!--', lt)) {
+      const end = html.indexOf('-->', lt + 4);
+      out.push(' ');
+      i = end === -1 ? len : end + 3;
+      continue;
+    }
+    if (html.startsWith('<![CDATA[', lt)) {
+      out.push(' ');
+      i = lt + 9;
+      continue;
+    }
+    const closing = c === 47; // '/'
+    TAG_NAME.lastIndex = lt + (closing ? 2 : 1);
+    const m = c === 33 || c === 63 ? null : TAG_NAME.exec(html); // '<!' '<?'
+    if (!m && c !== 33 && c !== 63) {
+      out.push('<'); // not markup: a literal "<"
+      i = lt + 1;
+      continue;
+    }
+    const gt = html.indexOf('>', lt + 1);
+    if (gt === -1) {
+      noMoreGt = true;
+      i = lt;
+      break;
+    }
+    i = gt + 1;
+    if (!m) {
+      out.push(' '); // <!doctype>, <?xml?>
+      continue;
+    }
+    const name = m[0].toLowerCase();
+    if (!closing && dropWithContent.has(name)) {
+      // raw text up to the matching end tag (or the end of the input, as browsers do)
+      const re = new RegExp(`</${name}\\s*>`, 'gi');
+      re.lastIndex = i;
+      const e = re.exec(html);
+      i = e ? e.index + e[0].length : len;
+      out.push(' ');
+      continue;
+    }
+    out.push(replace(name, closing));
+  }
+  if (i < len) out.push(html.slice(i));
+  return out.join('');
+}
+
+function textTagReplacement(name) {
+  if (BLOCK_TAGS.has(name)) return '\n';
+  if (CELL_TAGS.has(name)) return ' ';
+  return '';
+}
+
+/**
+ * HTML → plain text for search: drops comments, <script>, <style> and similar raw-text
+ * elements, turns block elements into line breaks, strips the remaining tags and decodes
+ * entities. A linear scan, not a DOM: fast and good enough for indexing (not for display).
  *
  * @param {string} html
  * @returns {string}
  */
 function htmlToText(html) {
-  let s = html
-    .replace(/<!--[\s\S]*?(?:-->|$)/g, ' ')
-    .replace(/<(script|style|noscript|template|xml)\b[^>]*>[\s\S]*?(?:<\/\1\s*>|$)/gi, ' ')
-    .replace(/<!\[CDATA\[|\]\]>|<![^>]*>|<\?[^>]*>/g, ' ')
-    .replace(BLOCK_RE, '\n')
-    .replace(/<\/?(?:td|th)\b[^>]*>/gi, ' ')
-    .replace(/<\/?[A-Za-z][^>]*>/g, '');
+  let s = stripTags(html.replace(/\]\]>/g, ' '), textTagReplacement, RAW_TEXT);
   s = decodeEntities(s);
   return s
     .replace(/[ \t\r\f\v\u00a0]+/g, ' ')
     .replace(/ ?\n[ \n]*/g, (m) => (m.split('\n').length > 2 ? '\n\n' : '\n'))
     .trim();
 }
+
+const ENRICHED_PARAM = new Set(['param']);
 
 /**
  * text/enriched and text/richtext (RFC 1896): tags stripped, "<<" is a literal "<".
@@ -318,10 +408,9 @@ function htmlToText(html) {
  * @returns {string}
  */
 function enrichedToText(s) {
-  return s
-    .replace(/<(param)>[\s\S]*?<\/\1>/gi, '')
-    .replace(/<\/?[A-Za-z][^>]*>/g, '')
-    .replace(/<</g, '<');
+  // "<<" first, so that the scan does not read it as the start of a tag
+  const parts = s.split('<<');
+  return parts.map((p) => stripTags(p, () => '', ENRICHED_PARAM)).join('<');
 }
 
 module.exports = {

@@ -1,12 +1,15 @@
 'use strict';
 
 const libmime = require('libmime');
-const addressparser = require('nodemailer/lib/addressparser');
+const { parseAddresses } = require('./address');
 const { decodeBytes, decode8bit, cleanText } = require('./charset');
+const { MessageParseError } = require('./errors');
 
 // RFC 5322 3.6.8: field-name = 1*ftext, ftext = %d33-57 / %d59-126. RFC 5322 4.5 (obs-optional)
 // allows whitespace before the colon ("Subject : x"), which old mailers produced.
 const FIELD_RE = /^([!-9;-~]+)[ \t]*:/;
+// RFC 5322 sets no limit on a header block; real ones are a few KB (Postfix cuts at 100 KB).
+const MAX_HEADER_BYTES = 16 * 1024 * 1024;
 const HIGH_RE = /[\x80-\xff]/;
 
 /**
@@ -52,6 +55,14 @@ function findHeaderEnd(buf) {
  */
 function splitHeader(buf) {
   const { headerEnd, bodyStart } = findHeaderEnd(buf);
+  if (headerEnd > MAX_HEADER_BYTES) {
+    // Its strings alone would be a large share of a parse thread's capped heap, and one
+    // allocation that size can abort the whole process instead of the thread.
+    throw new MessageParseError(
+      'too-complex',
+      `Header block of ${headerEnd} bytes, more than ${MAX_HEADER_BYTES}`,
+    );
+  }
   const fields = [];
   if (headerEnd === 0)
     return { fields, bodyStart, headerEnd, junk: false, firstLineIsField: false };
@@ -211,7 +222,7 @@ function pushAddress(out, a) {
 }
 
 /**
- * Parses an address list (From/To/Cc...) with nodemailer's addressparser. Groups
+ * Parses an address list (From/To/Cc...) in one linear pass (./address.js). Groups
  * (RFC 5322 3.4, "undisclosed-recipients:;") are flattened into their members. Names are
  * RFC 2047 decoded after parsing, so an encoded comma cannot split an address.
  *
@@ -227,17 +238,11 @@ function parseAddressListWithGroups(value) {
   const list = [];
   const parts = [];
   if (!value) return { list, text: '' };
-  let parsed;
-  try {
-    parsed = addressparser(String(value));
-  } catch {
-    parsed = [];
-  }
-  for (const a of parsed) {
+  for (const a of parseAddresses(value)) {
     if (Array.isArray(a.group)) {
       const members = [];
       for (const g of a.group) pushAddress(members, g);
-      list.push(...members);
+      for (const m of members) list.push(m);
       const gname = cleanText(decodeWords(a.name || '').trim());
       parts.push(`${gname}: ${members.map(formatAddress).join(', ')};`);
     } else {
@@ -308,6 +313,7 @@ const DATE_RE =
   /^\s*(?:[A-Za-z]+\.?\s*,?\s*)?(\d{1,2})[\s-]+([A-Za-z]{3})[A-Za-z]*\.?[\s-]+(\d{2,4})\s+(\d{1,2})[:.](\d{1,2})(?:[:.](\d{1,2})(?:\.\d+)?)?\s*([AaPp]\.?[Mm]\.?)?\s*(?:([+-])(\d{1,2}):?(\d{2})|([A-Za-z]+))?/;
 const CTIME_RE =
   /^\s*[A-Za-z]{3},?\s+([A-Za-z]{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s+(?:([A-Za-z]+)\s+)?(\d{4})/;
+const MAX_DATE_CHARS = 256;
 const DIM = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function build(y, mo, d, h, mi, s, offsetMin) {
@@ -328,6 +334,9 @@ function build(y, mo, d, h, mi, s, offsetMin) {
  */
 function parseDate(value) {
   if (!value) return null;
+  // A real date is ~40 characters; the fallback below has a regex that is quadratic on a
+  // flood of "(" (a hostile 1 MB Date header), so look at a bounded prefix only.
+  if (value.length > MAX_DATE_CHARS) value = value.slice(0, MAX_DATE_CHARS);
   let m = DATE_RE.exec(value);
   if (m) {
     let y = Number(m[3]);
@@ -424,6 +433,7 @@ function parseStructured(value) {
 }
 
 module.exports = {
+  MAX_HEADER_BYTES,
   findHeaderEnd,
   splitHeader,
   rawToUnicode,

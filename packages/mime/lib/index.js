@@ -5,6 +5,7 @@ const { parseMessage } = require('./parse');
 const { decodeHeaderValue, parseAddressList } = require('./header');
 const { parseForDisplay, getAttachment, sanitizeHtml } = require('./display');
 const { htmlToText } = require('./body');
+const { BoundedPool } = require('./bounded-pool');
 
 module.exports = {
   parseMessage,
@@ -15,4 +16,5 @@ module.exports = {
   getAttachment,
   sanitizeHtml,
   htmlToText,
+  BoundedPool,
 };

@@ -84,6 +84,20 @@ function firstNonSpace(raw) {
   return n < raw.length ? n : -1;
 }
 
+/**
+ * type "/" subtype of printable ASCII (RFC 2045 5.1), checked without a backtracking regex
+ * (`^[!-~]+\/[!-~]+$` is quadratic on a long value with many "/").
+ */
+function isMediaType(v) {
+  const slash = v.indexOf('/');
+  if (slash <= 0 || slash === v.length - 1 || v.length > 255) return false;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 33 || c > 126) return false;
+  }
+  return true;
+}
+
 /** Header-derived facts of one MIME entity. */
 function entityInfo(fields, defaultType) {
   let ct = null;
@@ -112,7 +126,7 @@ function entityInfo(fields, defaultType) {
     const p = parseStructured(rawToUnicode(ct));
     params = p.params;
     // RFC 2045 5.2: a syntactically invalid Content-Type means text/plain
-    type = /^[!-~]+\/[!-~]+$/.test(p.value) ? p.value : 'text/plain';
+    type = isMediaType(p.value) ? p.value : 'text/plain';
   }
   let disposition = null;
   let dparams = {};
@@ -189,6 +203,7 @@ function sniffHtmlCharset(bytes) {
 
 class Walker {
   constructor(opts) {
+    this.deadline = opts.deadline;
     this.maxBodyText = opts.maxBodyText;
     this.budget = opts.maxBodyText;
     this.attachments = [];
@@ -208,6 +223,7 @@ class Walker {
    * @returns {{ text: string, kind: string }}
    */
   walk(fields, body, num, isRoot, depth, defaultType) {
+    checkDeadline(this.deadline);
     if (depth > MAX_DEPTH) {
       this.warn('max-depth');
       return { text: '', kind: 'other' };
@@ -414,6 +430,20 @@ class Walker {
 }
 
 /**
+ * The cooperative half of the parse budget: throws 'too-complex' once the deadline has
+ * passed. Called per MIME part and per header field, so a message cannot run far past it;
+ * the hard half (worker terminated, heap capped) is in ./bounded-pool.js.
+ */
+function checkDeadline(deadline) {
+  if (deadline !== Infinity && Date.now() > deadline) {
+    throw new MessageParseError(
+      'too-complex',
+      'Message exceeded the parse time budget (MAILGATE_PARSE_TIME_MS)',
+    );
+  }
+}
+
+/**
  * Validates that `raw` is a mail message and splits its top-level header.
  * @returns {ReturnType<typeof splitHeader>}
  */
@@ -482,15 +512,18 @@ function checkMessage(raw, maxBytes, allowFromLine = false) {
  * @param {number} [opts.maxBodyText=2000000] cap for bodyText, in UTF-16 code units
  * @param {boolean} [opts.allowMboxFromLine=false] skip a leading mbox "From " envelope line
  *   instead of rejecting the input as 'no-header' (warning 'mbox-from-line')
+ * @param {number} [opts.timeBudgetMs] past this many ms → MessageParseError 'too-complex'
+ *   (checked between parts and header fields; default: no limit)
  * @returns {ParsedMessage}
  */
 function parseMessage(raw, opts = {}) {
+  const deadline = opts.timeBudgetMs > 0 ? Date.now() + opts.timeBudgetMs : Infinity;
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const maxBodyText = opts.maxBodyText ?? DEFAULT_MAX_BODY_TEXT;
   const checked = checkMessage(raw, maxBytes, opts.allowMboxFromLine === true);
   raw = checked.raw;
   const top = checked.top;
-  const w = new Walker({ maxBodyText });
+  const w = new Walker({ maxBodyText, deadline });
   if (checked.fromLine) w.warn('mbox-from-line');
   if (checked.leadingBlank) w.warn('leading-blank-lines');
   if (top.junk) w.warn('missing-header-separator');
@@ -511,7 +544,9 @@ function parseMessage(raw, opts = {}) {
   let replyTo = null;
   let headerText = '';
 
-  for (const f of top.fields) {
+  for (let fi = 0; fi < top.fields.length; fi++) {
+    const f = top.fields[fi];
+    if ((fi & 255) === 255) checkDeadline(deadline);
     const uni = rawToUnicode(f.value);
     const decoded = cleanText(decodeWords(uni));
     headerText += f.name + ': ' + decoded + '\n';
@@ -662,4 +697,11 @@ function findPart(raw, part) {
   return { info, body };
 }
 
-module.exports = { parseMessage, findPart, splitMultipart, entityInfo, checkMessage };
+module.exports = {
+  parseMessage,
+  findPart,
+  splitMultipart,
+  entityInfo,
+  checkMessage,
+  checkDeadline,
+};

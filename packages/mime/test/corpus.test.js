@@ -1,13 +1,15 @@
 'use strict';
 
-// Real-mail tests. The corpora live outside the repo (never copied in); tests skip with a
-// printed reason when they are not unpacked (run /work/shared/corpus/unpack.sh /tmp/corpus).
+// Real-mail tests. The corpora live outside the repo (never copied in): ../shared/corpus,
+// unpacked once by test/support/corpus.js (MAILGATE_CORPUS_DIR to use another place); tests
+// skip with a printed reason when it is not beside the checkout (never in CI).
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseMessage, MessageParseError, getAttachment } = require('../lib');
+const { corpusDir } = require('../../../test/support/corpus');
 
-const CORPUS = process.env.MAILGATE_CORPUS || '/tmp/corpus';
+const CORPUS = corpusDir() || path.join(__dirname, 'no-corpus');
 const FIXTURES = path.join(CORPUS, 'fixtures');
 const ENRON_USER = path.join(CORPUS, 'enron', 'maildir', 'allen-p');
 const SPAM_ASSASSIN = path.dirname(
@@ -25,7 +27,9 @@ function walk(dir, out = []) {
 
 function have(dir) {
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) return true;
-  console.log(`skipping corpus tests for ${dir}: not found (run corpus/unpack.sh)`);
+  console.log(
+    `skipping corpus tests for ${dir}: not found (../shared/corpus is not beside the checkout)`,
+  );
   return false;
 }
 

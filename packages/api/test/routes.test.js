@@ -94,7 +94,7 @@ describe('auth', () => {
       .update({ expires_at: new Date(Date.now() - 1000) })
       .where({
         user_id: u.id,
-        token_hash: require('@mailgate/store/lib/tokens').hashToken(tok),
+        token_hash: require('@mailgate/store').hashToken(tok),
       });
     expect(errorOf(await get('/api/v1/mailboxes', tok))).toEqual([401, 'UNAUTHORIZED']);
   });

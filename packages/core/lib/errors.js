@@ -13,6 +13,7 @@ const defs = {
   USER_NOT_FOUND: ['No such user: %s', 404],
   USER_EXISTS: ['User already exists: %s', 409],
   MAILBOX_NOT_FOUND: ['No such mailbox: %s', 404],
+  MAILBOX_EXISTS: ['Mailbox already exists: %s', 409],
   SOURCE_NOT_FOUND: ['Cannot read source %s: %s', 400],
   // @mailgate/query's QueryError message already reads "Invalid query: … at position N".
   INVALID_QUERY: ['%s', 400],
@@ -31,6 +32,9 @@ const defs = {
   INVALID_INPUT: ['%s', 400],
   INVALID_CURSOR: ['Invalid cursor: %s', 400],
   BACKEND_UNAVAILABLE: ['Backend "%s" is not available on this server yet (use backend=pg)', 400],
+  // @mailgate/service: the backend cannot do this by nature (a file has no subscriptions,
+  // no modseq): 501 Not Implemented, never a silent fallback to another backend.
+  UNSUPPORTED_OPERATION: ['Backend "%s" does not support %s', 501],
   TOO_MANY_ATTEMPTS: ['Too many failed logins; retry in %s seconds', 429],
   PAYLOAD_TOO_LARGE: ['%s', 413],
   UNSUPPORTED_MEDIA_TYPE: ['%s', 415],

@@ -1,5 +1,6 @@
 'use strict';
 
+const { headerRow } = require('@mailgate/store');
 const { docId } = require('./mapping');
 
 /*
@@ -66,38 +67,40 @@ const MAX_TERM_BYTES = 32766;
 const raw = (s) => (s && Buffer.byteLength(s) <= MAX_TERM_BYTES ? s : null);
 
 /**
- * The ES document of a message row.
+ * The ES document of a message row: the store's header row (one shape for every path) plus
+ * the search-only text fields ES indexes.
  * @param {number} userId
  * @param {object} row a DOC_COLUMNS row
  * @returns {object}
  */
 function toDoc(userId, row) {
+  const h = headerRow(row);
   return {
     user_id: userId,
     mailbox_id: row.mailbox_id,
     mailbox: row.mailbox,
-    uid: Number(row.uid),
-    modseq: Number(row.modseq),
-    subject: row.subject,
-    subject_raw: raw(row.subject),
+    uid: h.uid,
+    modseq: h.modseq,
+    subject: h.subject,
+    subject_raw: raw(h.subject),
     from_name: row.from_name,
-    from: row.from_addr ? row.from_addr.toLowerCase() : null,
+    from: h.from && h.from.address ? h.from.address.toLowerCase() : null,
     from_text: row.from_text,
     from_raw: raw(row.from_text),
-    to: addresses(row.to_addrs),
+    to: addresses(h.to),
     to_text: row.to_text,
     to_raw: raw(row.to_text),
-    cc: addresses(row.cc_addrs),
+    cc: addresses(h.cc),
     cc_text: row.cc_text,
     cc_raw: raw(row.cc_text),
     body: row.body,
-    message_id: row.message_id,
-    date: row.date ? row.date.toISOString() : null,
-    internal_date: row.internal_date ? row.internal_date.toISOString() : null,
-    size: row.size,
-    flags: row.flags,
-    keywords: row.keywords,
-    has_attachments: row.has_attachments,
+    message_id: h.messageId,
+    date: h.date,
+    internal_date: h.internalDate,
+    size: h.size,
+    flags: h.flags,
+    keywords: h.keywords,
+    has_attachments: h.hasAttachments,
   };
 }
 

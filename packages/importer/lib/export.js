@@ -8,6 +8,7 @@ const {
   makeFromLine,
   exportEntry,
   formatMaildirName,
+  hasInfoLetter,
 } = require('@mailgate/readers');
 const { errors } = require('@mailgate/core');
 
@@ -106,6 +107,7 @@ async function exportMaildir(opts) {
     const table = keywordTables.get(dir);
     const letters = [];
     for (const k of row.keywords || []) {
+      if (hasInfoLetter(k)) continue; // $Forwarded is the info letter P, not a keyword letter
       let i = table.indexOf(k);
       if (i < 0 && table.length < 26) i = table.push(k) - 1;
       if (i >= 0) letters.push(String.fromCharCode(97 + i));
@@ -116,7 +118,10 @@ async function exportMaildir(opts) {
         ? row.source_name
         : `${Math.floor(new Date(row.internal_date).getTime() / 1000)}.M${row.uid}.mailgate`;
     const sub = meta.dir === 'new' && !(row.flags || []).length ? 'new' : 'cur';
-    const name = sub === 'new' ? base : formatMaildirName(base, row.flags || [], letters);
+    const name =
+      sub === 'new'
+        ? base
+        : formatMaildirName(base, [...(row.flags || []), ...(row.keywords || [])], letters);
     if (used.has(name)) throw new Error(`duplicate maildir name ${name}`);
     used.add(name);
     const file = path.join(dir, sub, name);

@@ -130,8 +130,6 @@ async function runImport(opts) {
               },
               source: { raw: it.raw, ...it.source },
             });
-            const m = messages[messages.length - 1];
-            m.row.header_json = headerJson(m.row);
           } else {
             quarantined.push({
               mailbox: it.mailbox,
@@ -226,31 +224,6 @@ async function runImport(opts) {
   report.peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
   report.mailboxes = [...perMailbox.values()];
   return report;
-}
-
-/**
- * The static fields of the API header row as a JSON fragment (no braces), in the shape of
- * the store's headerRow(); flags, keywords and modseq change later and are added at read time.
- * @param {object} row derived columns
- * @returns {string}
- */
-function headerJson(row) {
-  const from =
-    row.from_addr || row.from_name
-      ? { name: row.from_name || '', address: row.from_addr || '' }
-      : null;
-  const j = JSON.stringify({
-    from,
-    to: JSON.parse(row.to_addrs),
-    cc: JSON.parse(row.cc_addrs),
-    subject: row.subject,
-    date: row.date ? new Date(row.date).toISOString() : null,
-    internalDate: row.internal_date,
-    size: row.size,
-    hasAttachments: row.has_attachments,
-    messageId: row.message_id,
-  });
-  return j.slice(1, -1);
 }
 
 function dateOr(iso) {

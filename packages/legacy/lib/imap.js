@@ -4,6 +4,7 @@ const { ImapFlow } = require('imapflow');
 const { errors } = require('@mailgate/core');
 const { compileImap, compilePredicate } = require('@mailgate/query');
 const { parseMessage } = require('@mailgate/mime');
+const { headerRowFromParsed, splitFlags } = require('@mailgate/store');
 const { describe, toAst, pageRows } = require('./message');
 
 /*
@@ -146,14 +147,9 @@ function hasAttachment(node) {
   );
 }
 
+/** FETCH FLAGS → the data model's flags and keywords (the store's one split). */
 function splitFetchedFlags(set) {
-  const flags = [];
-  const keywords = [];
-  for (const f of set || []) {
-    if (f === '\\Recent') continue;
-    (f.startsWith('\\') || f === '$Forwarded' ? flags : keywords).push(f);
-  }
-  return { flags: flags.sort(), keywords: keywords.sort() };
+  return splitFlags(set || []);
 }
 
 /** Header row from a FETCH response, fields derived by @mailgate/mime like everywhere else. */
@@ -167,25 +163,15 @@ function rowFromFetch(m) {
     p = { from: null, to: [], cc: [], subject: null, date: null, messageId: null };
   }
   const { flags, keywords } = splitFetchedFlags(m.flags);
-  const date = p.date && !Number.isNaN(p.date.getTime()) ? p.date : null;
-  return {
+  return headerRowFromParsed(p, {
     uid: m.uid,
-    from:
-      p.from && (p.from.address || p.from.name)
-        ? { name: p.from.name || '', address: p.from.address || '' }
-        : null,
-    to: p.to,
-    cc: p.cc,
-    subject: p.subject,
-    date: date ? date.toISOString() : null,
-    internalDate: new Date(m.internalDate).toISOString(),
+    internalDate: new Date(m.internalDate),
     size: m.size,
     flags,
     keywords,
     hasAttachments: hasAttachment(m.bodyStructure),
-    messageId: p.messageId,
     modseq: m.modseq ? Number(m.modseq) : 0,
-  };
+  });
 }
 
 /**
@@ -400,6 +386,67 @@ class ImapBackend {
       // server has UIDPLUS, else a plain EXPUNGE.
       await c.messageDelete(uids.join(','), { uid: true });
       return { expunged: uids, highestModseq: 0 };
+    });
+  }
+
+  /**
+   * APPEND (RFC 3501 6.3.11); the uid comes from APPENDUID (RFC 4315) when offered.
+   * @returns {Promise<{uid: number|null, uidvalidity: number|null}>}
+   */
+  async append(mailbox, raw, opts = {}) {
+    return this.pool.with(null, async (c) => {
+      const r = await c.append(mailbox, raw, opts.flags || [], opts.internalDate);
+      if (!r) throw new errors.MAILBOX_NOT_FOUND(mailbox);
+      return { uid: r.uid ?? null, uidvalidity: r.uidValidity ? Number(r.uidValidity) : null };
+    });
+  }
+
+  /** UID COPY / UID MOVE (RFC 6851), uid map from COPYUID (RFC 4315). */
+  async copy(mailbox, uids, target, opts = {}) {
+    return this.pool.with(mailbox, async (c) => {
+      const range = uids.join(',');
+      const r = opts.move
+        ? await c.messageMove(range, target, { uid: true })
+        : await c.messageCopy(range, target, { uid: true });
+      if (!r) throw new errors.MAILBOX_NOT_FOUND(target);
+      const map = r.uidMap ? [...r.uidMap].sort((a, b) => a[0] - b[0]) : [];
+      return { uidvalidity: r.uidValidity ? Number(r.uidValidity) : null, map };
+    });
+  }
+
+  async move(mailbox, uids, target) {
+    return this.copy(mailbox, uids, target, { move: true });
+  }
+
+  async createMailbox(name) {
+    await this.pool.with(null, (c) => c.mailboxCreate(name));
+  }
+
+  async renameMailbox(from, to) {
+    await this.pool.with(from, () => null); // MAILBOX_NOT_FOUND when it does not exist
+    await this.pool.with(null, (c) => c.mailboxRename(from, to));
+  }
+
+  async deleteMailbox(name) {
+    await this.pool.with(name, () => null);
+    await this.pool.with(null, (c) => c.mailboxDelete(name));
+  }
+
+  /** SUBSCRIBE / UNSUBSCRIBE (RFC 3501 6.3.6/6.3.7). */
+  async setSubscribed(name, subscribed) {
+    await this.pool.with(null, (c) =>
+      subscribed ? c.mailboxSubscribe(name) : c.mailboxUnsubscribe(name),
+    );
+  }
+
+  /** LSUB (RFC 3501 6.3.9) names, INBOX first. */
+  async listSubscriptions() {
+    return this.pool.with(null, async (c) => {
+      const list = await c.list();
+      return list
+        .filter((b) => b.subscribed)
+        .map((b) => b.path)
+        .sort((a, b) => (a === 'INBOX' ? -1 : b === 'INBOX' ? 1 : a < b ? -1 : 1));
     });
   }
 

@@ -11,6 +11,7 @@ const { MaildirBackend } = require('./maildir');
 const { ImapBackend, connect, splitFetchedFlags } = require('./imap');
 const { loadLegacyConfig, addLegacyUser, userEntry, configPath } = require('./config');
 const { dotlock } = require('./lock');
+const { pageRows } = require('./message');
 
 const LEGACY_BACKENDS = Object.freeze(['mbox', 'maildir', 'imap']);
 
@@ -54,4 +55,5 @@ module.exports = {
   userEntry,
   configPath,
   dotlock,
+  pageRows,
 };

@@ -3,10 +3,15 @@
 const fsp = require('node:fs/promises');
 const path = require('node:path');
 const { errors } = require('@mailgate/core');
-const { readMaildir, formatMaildirName } = require('@mailgate/readers');
-const { findMaildirs } = require('@mailgate/readers/lib/maildir');
+const {
+  readMaildir,
+  formatMaildirName,
+  hasInfoLetter,
+  findMaildirs,
+} = require('@mailgate/readers');
 const { FileBackend } = require('./file-backend');
-const { splitFlags, applyChange, sameSet } = require('./message');
+const { splitFlags } = require('@mailgate/store');
+const { applyChange, sameSet } = require('./message');
 
 /*
  * The direct Maildir backend: one file per message, read with the readers' readMaildir (so
@@ -68,8 +73,6 @@ class MaildirBackend extends FileBackend {
     const dir = await this.dirFor(mailbox);
     const add = splitFlags(opts.add);
     const remove = splitFlags(opts.remove);
-    // $Forwarded is a Maildir flag letter (P), not a keyword.
-    const fwd = (x) => x.keywords.includes('$Forwarded');
     const selected = await this.selectUids(mailbox, opts);
     const names = await readKeywordNames(dir);
     const changed = [];
@@ -77,17 +80,16 @@ class MaildirBackend extends FileBackend {
     for await (const e of this.entries(mailbox)) {
       if (!selected.has(e.uid)) continue;
       matched++;
-      const addF = fwd(add) ? [...add.flags, '$Forwarded'] : add.flags;
-      const remF = fwd(remove) ? [...remove.flags, '$Forwarded'] : remove.flags;
-      const flags = applyChange(e.flags, addF, remF);
-      const keywords = applyChange(
-        e.keywords,
-        add.keywords.filter((k) => k !== '$Forwarded'),
-        remove.keywords,
-      );
+      const flags = applyChange(e.flags, add.flags, remove.flags);
+      const keywords = applyChange(e.keywords, add.keywords, remove.keywords);
       if (sameSet(flags, e.flags) && sameSet(keywords, e.keywords)) continue;
-      const letters = keywords.map((k) => letterFor(names, k)).join('');
-      const target = path.join(dir, 'cur', formatMaildirName(e.baseName, flags, letters));
+      // $Forwarded is the info letter P; other keywords are dovecot-keywords letters.
+      const letters = keywords
+        .filter((k) => !hasInfoLetter(k))
+        .map((k) => letterFor(names, k))
+        .join('');
+      const info = [...flags, ...keywords.filter(hasInfoLetter)];
+      const target = path.join(dir, 'cur', formatMaildirName(e.baseName, info, letters));
       await fsp.rename(e.path, target);
       changed.push({ uid: e.uid, flags, keywords, modseq: 0 });
     }

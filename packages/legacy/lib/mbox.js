@@ -15,7 +15,8 @@ const {
 const { fromLineDate } = require('@mailgate/importer/lib/sources');
 const { FileBackend } = require('./file-backend');
 const { dotlock } = require('./lock');
-const { splitFlags, applyChange, sameSet } = require('./message');
+const { splitFlags } = require('@mailgate/store');
+const { applyChange, sameSet } = require('./message');
 
 /*
  * The direct mbox backend: one file per mailbox, read by streaming it through the readers'

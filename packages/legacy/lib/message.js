@@ -3,10 +3,11 @@
 const { parseMessage } = require('@mailgate/mime');
 const { parse, QueryError } = require('@mailgate/query');
 const { errors } = require('@mailgate/core');
+const { headerRowFromParsed } = require('@mailgate/store');
 
 /**
- * Derives, from one message's raw bytes, what the file backends need: the API header row (the
- * shape of the pg store's headerRow()) and the in-memory message compilePredicate() tests.
+ * Derives, from one message's raw bytes, what the file backends need: the header row (built
+ * by @mailgate/store's one builder) and the in-memory message compilePredicate() tests.
  * The same parser as the importer (@mailgate/mime), so every backend sees the same fields.
  *
  * @param {Buffer} raw
@@ -20,27 +21,9 @@ function describe(raw, meta) {
   } catch {
     p = null; // an unparsable message still has a uid, flags and a size
   }
-  const date = p && p.date && !Number.isNaN(p.date.getTime()) ? p.date : null;
   const size = meta.size ?? raw.length;
-  const internalDate = meta.internalDate || date || new Date(0);
-  const header = {
-    uid: meta.uid,
-    from:
-      p && p.from && (p.from.address || p.from.name)
-        ? { name: p.from.name || '', address: p.from.address || '' }
-        : null,
-    to: p ? p.to : [],
-    cc: p ? p.cc : [],
-    subject: p ? p.subject : null,
-    date: date ? date.toISOString() : null,
-    internalDate: internalDate.toISOString(),
-    size,
-    flags: meta.flags,
-    keywords: meta.keywords,
-    hasAttachments: Boolean(p && p.hasAttachments),
-    messageId: p ? p.messageId : null,
-    modseq: 0,
-  };
+  const header = headerRowFromParsed(p, { ...meta, size, modseq: 0 });
+  const date = header.date ? new Date(header.date) : null;
   const msg = p
     ? {
         fromText: p.fromText || '',
@@ -73,14 +56,6 @@ function toAst(query) {
     }
     throw err;
   }
-}
-
-/** Flags (`\Seen`) and keywords (`$Label1`) of an add/remove list, apart. */
-function splitFlags(list = []) {
-  const flags = [];
-  const keywords = [];
-  for (const f of list) (f.startsWith('\\') ? flags : keywords).push(f);
-  return { flags, keywords };
 }
 
 /** `current` plus `add` minus `remove`, deduplicated and sorted (the pg store's order). */
@@ -122,4 +97,4 @@ function pageRows(rows, opts) {
   return { rows: page, next: more ? { uid: last.uid, date: micro(sortDate(last)) } : null };
 }
 
-module.exports = { describe, toAst, splitFlags, applyChange, sameSet, pageRows };
+module.exports = { describe, toAst, applyChange, sameSet, pageRows };

@@ -119,14 +119,31 @@ function lex(q) {
         if (value === '') throw new QueryError(`empty value for '${name}:'`, i);
         term(operatorNode(name, value, valuePos), i);
         i = end;
+      } else if (name && op[1] === name && looksLikeOperator(run, op[0].length, q[end])) {
+        // A lower-case `name:value` is someone using an operator: answering 0 hits for a
+        // typo (`form:alice`) would read as "no such mail". URLs (http://) and subject
+        // prefixes (Re:, Fwd:hello) stay words; "quote" a term to search for it literally.
+        const known = [...OPERATORS].sort().join(', ');
+        throw new QueryError(`unknown operator '${name}:' (known: ${known})`, i);
       } else {
-        // Unknown `name:` prefixes (http://, Re:) are ordinary words, not errors.
+        // Other `name:` prefixes (http://, Re:) are ordinary words, not errors.
         term({ type: 'word', value: run }, i);
         i = end;
       }
     }
   }
   return tokens;
+}
+
+/**
+ * `name:value` or `name:"value"` (not `http://…`, not a bare `name:`): an operator use.
+ * @param {string} run the bare run
+ * @param {number} nameEnd length of `name:`
+ * @param {string|undefined} next the character after the run
+ */
+function looksLikeOperator(run, nameEnd, next) {
+  if (run.length === nameEnd) return next === '"';
+  return run[nameEnd] !== '/';
 }
 
 /** Read a "quoted string" starting at q[start] === '"'; `\"` and `\\` are escapes. */

@@ -337,3 +337,21 @@ describe('toString', () => {
     expect(() => toString({ type: 'nope' })).toThrow(QueryError);
   });
 });
+
+// Issue 11: an unknown operator answered 0 hits silently.
+describe('parse: unknown operators', () => {
+  test.each(['foo:bar', 'form:alice', 'subjet:"report"', 'x in:INBOX nope:1'])(
+    '%s is a coded error naming the operator',
+    (q) => {
+      const err = expectQueryError(q, /unknown operator '[a-z]+:'/);
+      expect(err.message).toMatch(/known: .*from/);
+    },
+  );
+  test.each([
+    ['Re:hello', w('Re:hello')],
+    ['http://example.org', w('http://example.org')],
+    ['Re:', w('Re:')],
+  ])('%s stays a word', (q, ast) => {
+    expect(parse(q)).toEqual(ast);
+  });
+});

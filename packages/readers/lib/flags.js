@@ -72,7 +72,7 @@ function splitLabels(value) {
  *   0x0008 \Deleted, 0x1000 $Forwarded.
  * - `X-Gmail-Labels:` (Takeout): "Starred" → \Flagged, "Opened"/"Read" → \Seen, "Unread" → no
  *   \Seen (wins over every other header), anything else → keyword verbatim.
- * `$Forwarded` is returned in `flags` (as the Maildir P flag is), other keywords in `keywords`.
+ * `$Forwarded` is a keyword (RFC 5788 registry), returned in `keywords` by splitFlags().
  * @param {Buffer|string} headerBuffer header block (see headerBlock)
  * @returns {{flags: string[], keywords: string[]}} deduplicated and sorted
  */
@@ -100,7 +100,7 @@ function flagsFromHeaders(headerBuffer) {
       if (bits & 0x0002) flags.add('\\Answered');
       if (bits & 0x0004) flags.add('\\Flagged');
       if (bits & 0x0008) flags.add('\\Deleted');
-      if (bits & 0x1000) flags.add('$Forwarded');
+      if (bits & 0x1000) addKeyword('$Forwarded');
     } else if (name === 'x-gmail-labels') {
       for (const label of splitLabels(value)) {
         const l = label.toLowerCase();
@@ -115,4 +115,38 @@ function flagsFromHeaders(headerBuffer) {
   return { flags: [...flags].sort(), keywords: [...keywords.values()].sort() };
 }
 
-module.exports = { headerBlock, headerEndOffsets, parseHeaderFields, flagsFromHeaders };
+/** The IMAP system flags (RFC 3501 2.3.2) mailgate stores in `flags`; \Recent is session state. */
+const SYSTEM_FLAGS = Object.freeze(['\\Answered', '\\Deleted', '\\Draft', '\\Flagged', '\\Seen']);
+
+/**
+ * THE flag/keyword split of mailgate's data model (the store, every reader and every legacy
+ * backend use this one): IMAP system flags go to `flags`, everything else — `$Forwarded`,
+ * `$Junk`, `$Label1`, user keywords — to `keywords`. `\Recent` and unknown backslash atoms are
+ * dropped: they are not stored state (RFC 3501 2.3.2; RFC 9051 removed \Recent). Lives at the
+ * readers' floor because readers produce flags from files and cannot depend upward; the store
+ * re-exports it as part of the data model.
+ * @param {Iterable<string>} [list]
+ * @returns {{flags: string[], keywords: string[]}} deduplicated and sorted
+ */
+function splitFlags(list = []) {
+  const flags = new Set();
+  const keywords = new Set();
+  for (const f of list) {
+    if (typeof f !== 'string' || f === '') continue;
+    if (!f.startsWith('\\')) keywords.add(f);
+    else {
+      const sys = SYSTEM_FLAGS.find((s) => s.toLowerCase() === f.toLowerCase());
+      if (sys) flags.add(sys);
+    }
+  }
+  return { flags: [...flags].sort(), keywords: [...keywords].sort() };
+}
+
+module.exports = {
+  headerBlock,
+  headerEndOffsets,
+  parseHeaderFields,
+  flagsFromHeaders,
+  splitFlags,
+  SYSTEM_FLAGS,
+};

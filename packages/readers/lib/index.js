@@ -14,9 +14,15 @@ const {
   VARIANTS,
 } = require('./escape');
 const { makeFromLine, isFromLine } = require('./from-line');
-const { readMaildir, parseMaildirInfo, formatMaildirName } = require('./maildir');
+const {
+  readMaildir,
+  parseMaildirInfo,
+  formatMaildirName,
+  hasInfoLetter,
+  findMaildirs,
+} = require('./maildir');
 const { readMh } = require('./mh');
-const { flagsFromHeaders, headerBlock } = require('./flags');
+const { flagsFromHeaders, headerBlock, splitFlags, SYSTEM_FLAGS } = require('./flags');
 
 module.exports = {
   MboxSplitter,
@@ -29,8 +35,12 @@ module.exports = {
   readMaildir,
   parseMaildirInfo,
   formatMaildirName,
+  hasInfoLetter,
+  findMaildirs,
   readMh,
   flagsFromHeaders,
   headerBlock,
+  splitFlags,
+  SYSTEM_FLAGS,
   VARIANTS,
 };

@@ -3,6 +3,7 @@
 const fsp = require('fs/promises');
 const path = require('path');
 const { listDir, statOrNull, isDirEntry, cmpStr, readMessageFile } = require('./fs-util');
+const { splitFlags } = require('./flags');
 
 // Maildir info flags (https://cr.yp.to/proto/maildir.html); P is Dovecot's "passed" = forwarded.
 const FLAG_BY_LETTER = {
@@ -41,9 +42,10 @@ function parseMaildirInfo(fileName) {
 
 /**
  * Build a Maildir file name `<baseName>:2,<letters>` for export; letters in ASCII order as the
- * Maildir spec requires. Flags without a Maildir letter (e.g. \Recent) are dropped.
+ * Maildir spec requires. Flags without a Maildir letter (e.g. \Recent) are dropped. Keywords
+ * with an info letter (`$Forwarded` → P) may be given among `flags`.
  * @param {string} baseName
- * @param {string[]} [flags]
+ * @param {string[]} [flags] flags, and keywords that have an info letter
  * @param {string|string[]} [keywordLetters] Dovecot keyword letters a–z
  * @returns {string}
  */
@@ -241,15 +243,19 @@ async function* readMaildir(root, opts = {}) {
         onSkip(p, r.skip);
         continue;
       }
-      const keywords = [...f.keywordLetters].map((l) => keywordNames.get(l)).filter(Boolean);
+      // P ($Forwarded) is an info letter but a keyword in the data model: one split for all.
+      const split = splitFlags([
+        ...f.flags,
+        ...[...f.keywordLetters].map((l) => keywordNames.get(l)).filter(Boolean),
+      ]);
       yield {
         mailbox: mb.mailbox,
         path: p,
         dir: f.dir,
         baseName: f.baseName,
         fileName: f.fileName,
-        flags: f.flags,
-        keywords: [...new Set(keywords)].sort(),
+        flags: split.flags,
+        keywords: split.keywords,
         uid: f.uid,
         uidValidity,
         internalDate: new Date(r.stat.mtimeMs),
@@ -260,4 +266,20 @@ async function* readMaildir(root, opts = {}) {
   }
 }
 
-module.exports = { readMaildir, parseMaildirInfo, formatMaildirName, readUidlist, findMaildirs };
+/**
+ * Whether a keyword is written as a Maildir info letter (`$Forwarded` → P) rather than in
+ * dovecot-keywords.
+ * @param {string} keyword
+ */
+function hasInfoLetter(keyword) {
+  return Object.prototype.hasOwnProperty.call(LETTER_BY_FLAG, keyword);
+}
+
+module.exports = {
+  readMaildir,
+  parseMaildirInfo,
+  formatMaildirName,
+  hasInfoLetter,
+  readUidlist,
+  findMaildirs,
+};

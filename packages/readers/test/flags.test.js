@@ -1,6 +1,6 @@
 'use strict';
 
-const { flagsFromHeaders, headerBlock } = require('../lib');
+const { flagsFromHeaders, splitFlags, headerBlock } = require('../lib');
 
 const h = (s) => Buffer.from(s, 'latin1');
 
@@ -29,7 +29,11 @@ describe('flagsFromHeaders', () => {
     ]);
   });
   test('X-Mozilla-Status bits', () => {
-    expect(flagsFromHeaders(h('X-Mozilla-Status: 1001\n')).flags).toEqual(['$Forwarded', '\\Seen']);
+    // 0x1000 is $Forwarded: a keyword in the data model (splitFlags), not a system flag.
+    expect(flagsFromHeaders(h('X-Mozilla-Status: 1001\n'))).toEqual({
+      flags: ['\\Seen'],
+      keywords: ['$Forwarded'],
+    });
     expect(flagsFromHeaders(h('X-Mozilla-Status: 000e\n')).flags).toEqual([
       '\\Answered',
       '\\Deleted',
@@ -53,5 +57,14 @@ describe('flagsFromHeaders', () => {
       '\\Flagged',
       '\\Seen',
     ]);
+  });
+});
+
+describe('splitFlags: the one flag/keyword split', () => {
+  test('system flags to flags (canonical case), everything else to keywords, \\Recent dropped', () => {
+    expect(
+      splitFlags(['\\seen', '$Forwarded', 'Work', '\\Recent', '\\Flagged', 'Work', '\\Bogus']),
+    ).toEqual({ flags: ['\\Flagged', '\\Seen'], keywords: ['$Forwarded', 'Work'] });
+    expect(splitFlags()).toEqual({ flags: [], keywords: [] });
   });
 });

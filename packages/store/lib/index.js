@@ -1,7 +1,21 @@
 'use strict';
 
+/**
+ * @mailgate/store — the PostgreSQL store and mailgate's data model: schema (with migrations/),
+ * the header row (header-row.js), the flag/keyword split (re-exported from @mailgate/readers),
+ * modseq bumping and es_outbox rows. The only package that writes SQL. See README.md.
+ */
+
 const { PgStore } = require('./pg-store');
+const headerRow = require('./header-row');
+const { splitFlags, SYSTEM_FLAGS } = require('@mailgate/readers');
+const { hashToken } = require('./tokens');
 
-Object.assign(PgStore.prototype, require('./mail-ops').mailOps, require('./tokens').tokenOps);
+Object.assign(
+  PgStore.prototype,
+  require('./mail-ops').mailOps,
+  require('./mailbox-ops').mailboxOps,
+  require('./tokens').tokenOps,
+);
 
-module.exports = { PgStore };
+module.exports = { PgStore, ...headerRow, splitFlags, SYSTEM_FLAGS, hashToken };

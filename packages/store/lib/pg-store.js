@@ -3,11 +3,7 @@
 const { errors } = require('@mailgate/core');
 const { parse, compileSql } = require('@mailgate/query');
 const { copyRows } = require('./copy');
-
-/** Columns returned by header scans, in API shape (see brief "HTTP API"). */
-const HEADER_SELECT = `m.uid, m.mailbox_id, m.from_name, m.from_addr, m.to_addrs, m.cc_addrs,
-  m.subject, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
-  m.message_id, m.modseq`;
+const { HEADER_COLUMNS, headerRow, headerJson } = require('./header-row');
 
 /**
  * The PostgreSQL backend of the storage interface. Every method takes the user id first and
@@ -105,7 +101,7 @@ class PgStore {
    */
   async listMailboxes(userId) {
     const r = await this.knex.raw(
-      `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use,
+      `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use, b.subscribed,
               count(m.uid)::int AS total,
               count(m.uid) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags)))::int AS unseen
          FROM mailboxes b
@@ -124,6 +120,7 @@ class PgStore {
       uidnext: Number(row.uidnext),
       highestmodseq: Number(row.highestmodseq),
       specialUse: row.special_use,
+      subscribed: row.subscribed,
     }));
   }
 
@@ -148,7 +145,7 @@ class PgStore {
       bindings.push(opts.limit);
     }
     const r = await this.knex.raw(
-      `SELECT ${HEADER_SELECT} FROM messages m
+      `SELECT ${HEADER_COLUMNS} FROM messages m
         WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ${cursor}
         ORDER BY m.uid ${order} ${limit}`,
       bindings,
@@ -318,6 +315,7 @@ class PgStore {
       for (const it of fresh) {
         plan.msgRows.push({
           ...it.row,
+          header_json: it.row.header_json || headerJson(it.row),
           user_id: userId,
           mailbox_id: mailboxId,
           uid,
@@ -541,25 +539,6 @@ function parseQuery(text) {
   return parse(text);
 }
 
-function headerRow(r) {
-  return {
-    uid: Number(r.uid),
-    from:
-      r.from_addr || r.from_name ? { name: r.from_name || '', address: r.from_addr || '' } : null,
-    to: r.to_addrs,
-    cc: r.cc_addrs,
-    subject: r.subject,
-    date: r.date ? r.date.toISOString() : null,
-    internalDate: r.internal_date.toISOString(),
-    size: r.size,
-    flags: r.flags,
-    keywords: r.keywords,
-    hasAttachments: r.has_attachments,
-    messageId: r.message_id,
-    modseq: Number(r.modseq),
-  };
-}
-
 function validateUserName(name) {
   if (typeof name !== 'string' || !/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) {
     throw new errors.USAGE(
@@ -601,4 +580,11 @@ function groupBy(items, fn) {
   return m;
 }
 
-module.exports = { PgStore, headerRow, parseQuery };
+module.exports = {
+  PgStore,
+  parseQuery,
+  validateMailboxName,
+  specialUseFor,
+  MESSAGE_COLUMNS,
+  SOURCE_COLUMNS,
+};

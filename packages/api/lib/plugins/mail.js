@@ -5,7 +5,7 @@ const { PgStore } = require('@mailgate/store');
 const { loadConfig, errors } = require('@mailgate/core');
 const { openMirror, EsWorker } = require('@mailgate/es');
 const legacy = require('@mailgate/legacy');
-const { Purger } = require('../purger');
+const { Purger } = require('@mailgate/service');
 
 /*
  * The mail backends the routes reach: the PostgreSQL store, the background purger (phase two

@@ -1,0 +1,150 @@
+'use strict';
+
+const { Readable } = require('node:stream');
+const { errors } = require('@mailgate/core');
+const { parseForDisplay, getAttachment } = require('@mailgate/mime');
+
+/*
+ * MailBackend: the one per-user mail interface every edge (API route, IMAP command, CLI
+ * command, bench) calls. Owns the list of operations and what "unsupported" means: an
+ * operation a backend does not declare in `capabilities` throws UNSUPPORTED_OPERATION (501),
+ * never falls back to another backend. Subclasses implement the operations they declare;
+ * what can be derived from other operations (getRaw, getMessage, scanNdjson) is derived here
+ * once. Must never know which concrete backend it is.
+ */
+
+/** Every operation of the interface, in README order. */
+const OPERATIONS = Object.freeze([
+  'listMailboxes',
+  'status',
+  'scan',
+  'scanStream',
+  'getMessage',
+  'getRaw',
+  'getAttachment',
+  'search',
+  'setFlags',
+  'expunge',
+  'append',
+  'copy',
+  'move',
+  'createMailbox',
+  'renameMailbox',
+  'deleteMailbox',
+  'subscribe',
+  'unsubscribe',
+  'listSubscriptions',
+  'changesSince',
+]);
+
+/** What every backend reads and changes (the legacy media included). */
+const READ_WRITE = Object.freeze([
+  'listMailboxes',
+  'status',
+  'scan',
+  'scanStream',
+  'getMessage',
+  'getRaw',
+  'getAttachment',
+  'search',
+  'setFlags',
+  'expunge',
+]);
+
+class MailBackend {
+  /**
+   * @param {string} kind
+   * @param {Iterable<string>} capabilities operations this backend supports
+   */
+  constructor(kind, capabilities) {
+    this.kind = kind;
+    this.capabilities = new Set(capabilities);
+    for (const op of OPERATIONS) {
+      if (!this.capabilities.has(op)) {
+        // An own property, so a subclass method cannot answer what it did not declare.
+        this[op] = unsupported(kind, op);
+      }
+    }
+  }
+
+  /**
+   * The message's exact stored bytes.
+   * @param {string} mailbox
+   * @param {number} uid
+   * @returns {Promise<Buffer>}
+   */
+  async getRaw(mailbox, uid) {
+    return (await this.fetchMessage(mailbox, uid)).raw;
+  }
+
+  /**
+   * Header row, header fields, text, sanitised HTML and the attachment list of one message.
+   * @param {string} mailbox
+   * @param {number} uid
+   * @returns {Promise<{row: object, headers: Array<{name: string, value: string}>, subject: string|null,
+   *   from: object|null, to: object[], cc: object[], date: string|null, messageId: string|null,
+   *   text: string, html: string|null, attachments: object[]}>}
+   */
+  async getMessage(mailbox, uid) {
+    const m = await this.fetchMessage(mailbox, uid);
+    const d = await parseForDisplay(m.raw);
+    return {
+      row: m.row,
+      headers: d.headers.map((h) => ({ name: h.key, value: h.value })),
+      subject: d.subject,
+      from: d.from || m.row.from,
+      to: d.to,
+      cc: d.cc,
+      date: d.date ? d.date.toISOString() : m.row.date,
+      messageId: d.messageId,
+      text: d.text,
+      html: d.html,
+      attachments: d.attachments,
+    };
+  }
+
+  /**
+   * One decoded part (IMAP section number, as listed in getMessage's attachments).
+   * @param {string} mailbox
+   * @param {number} uid
+   * @param {string} part
+   * @returns {Promise<{contentType: string, filename: string|null, content: Buffer}>}
+   */
+  async getAttachment(mailbox, uid, part) {
+    const a = getAttachment((await this.fetchMessage(mailbox, uid)).raw, part);
+    if (!a) throw new errors.ATTACHMENT_NOT_FOUND(part);
+    return a;
+  }
+
+  /**
+   * The whole mailbox as NDJSON header rows (one JSON line per scanStream row). The pg
+   * backend overrides it with PostgreSQL-built lines; the rows are the same.
+   * @param {string} mailbox
+   * @param {{order?: 'asc'|'desc', sort?: 'uid'|'date'}} [opts]
+   * @returns {Readable} bytes
+   */
+  scanNdjson(mailbox, opts = {}) {
+    const rows = this.scanStream(mailbox, opts);
+    async function* lines() {
+      for await (const r of rows) yield JSON.stringify(r) + '\n';
+    }
+    return Readable.from(lines(), { objectMode: false });
+  }
+
+  /** Releases what the backend holds (connections are pooled per service). */
+  async close() {}
+}
+
+function unsupported(kind, op) {
+  // scanStream answers synchronously (an iterable), so it throws at once; the others reject.
+  if (op === 'scanStream') {
+    return () => {
+      throw new errors.UNSUPPORTED_OPERATION(kind, op);
+    };
+  }
+  return async () => {
+    throw new errors.UNSUPPORTED_OPERATION(kind, op);
+  };
+}
+
+module.exports = { MailBackend, OPERATIONS, READ_WRITE };

@@ -1,0 +1,132 @@
+'use strict';
+
+/**
+ * @mailgate/service — the one mail interface: `openBackend(kind, user)` → a MailBackend for one
+ * user (pg, es, mbox, maildir, imap), each declaring its `capabilities`. Owns the database,
+ * Elasticsearch and legacy configuration of a process, the background purge, and user
+ * management. Edges (API, IMAP server, CLI, bench) call this and nothing below it. README.md
+ * is the authoritative interface.
+ */
+
+const { loadConfig, openDatabase, createLogger, errors } = require('@mailgate/core');
+const { PgStore } = require('@mailgate/store');
+const legacy = require('@mailgate/legacy');
+const { MailBackend, OPERATIONS, READ_WRITE } = require('./backend');
+const { PgBackend } = require('./pg-backend');
+const { EsBackend } = require('./es-backend');
+const { LegacyBackend, CAPABILITIES } = require('./legacy-backend');
+const { Purger } = require('./purger');
+const { createUsers } = require('./users');
+
+/** Backend kinds openBackend knows. */
+const KINDS = Object.freeze(['pg', 'es', 'mbox', 'maildir', 'imap']);
+
+/** What each kind supports, without opening one (docs, `--help`, capability checks). */
+const CAPABILITY_TABLE = Object.freeze({
+  pg: OPERATIONS,
+  es: OPERATIONS,
+  ...CAPABILITIES,
+});
+
+/**
+ * Creates the mail service of a process.
+ * @param {object} [opts]
+ * @param {NodeJS.ProcessEnv} [opts.env] configuration source (default process.env)
+ * @param {import('knex').Knex} [opts.knex] an open database; without it the service opens
+ *   (and on close releases) the one configured (DATABASE_URL or the embedded PostgreSQL)
+ * @param {import('pino').Logger} [opts.logger]
+ * @param {boolean} [opts.purge] purge expunged rows in the background (default true); the
+ *   bench turns it off to restore expunged messages between samples
+ * @param {boolean} [opts.outbox] write es_outbox rows (default: when ELASTICSEARCH_URL is set)
+ * @param {object} [opts.config] an already loaded configuration (overrides env)
+ * @returns {Promise<MailService>}
+ */
+async function createMailService(opts = {}) {
+  const env = opts.env || process.env;
+  const config = opts.config || loadConfig(env);
+  const logger = opts.logger || createLogger(config);
+  let db = null;
+  let knex = opts.knex;
+  if (!knex) {
+    db = await openDatabase(config);
+    knex = db.knex;
+  }
+  const store = new PgStore(knex, { outbox: opts.outbox ?? Boolean(config.elasticsearchUrl) });
+  return new MailService({ config, env, logger, store, db, purge: opts.purge !== false });
+}
+
+class MailService {
+  /** @param {object} ctx see createMailService */
+  constructor(ctx) {
+    this.config = ctx.config;
+    this.env = ctx.env;
+    this.logger = ctx.logger;
+    this.store = ctx.store;
+    this.db = ctx.db;
+    this.purger = ctx.purge ? new Purger(this.store, this.logger) : null;
+    this.mirror = null;
+    this.users = createUsers(this.store);
+    this.closed = false;
+  }
+
+  /**
+   * A backend for one user. pg/es need the user in the database (USER_NOT_FOUND); the legacy
+   * kinds need the user's entry in $MAILGATE_HOME/legacy.json (LEGACY_NOT_CONFIGURED).
+   * @param {'pg'|'es'|'mbox'|'maildir'|'imap'} kind
+   * @param {string} user user name
+   * @returns {Promise<MailBackend>}
+   */
+  async openBackend(kind, user) {
+    if (!KINDS.includes(kind)) throw new errors.BACKEND_UNAVAILABLE(String(kind));
+    if (kind === 'pg' || kind === 'es') {
+      const u = await this.store.getUser(user);
+      const ctx = { store: this.store, user: { id: u.id, name: u.name }, purger: this.purger };
+      if (kind === 'pg') return new PgBackend(ctx);
+      return new EsBackend({ ...ctx, mirror: this.openMirror() });
+    }
+    return new LegacyBackend(kind, legacy.openBackend(this.config.home, user, kind));
+  }
+
+  /**
+   * The Elasticsearch mirror context (@mailgate/es), opened once; ES_NOT_CONFIGURED without
+   * ELASTICSEARCH_URL.
+   */
+  openMirror() {
+    if (!this.config.elasticsearchUrl) throw new errors.ES_NOT_CONFIGURED();
+    if (!this.mirror) {
+      const { openMirror } = require('@mailgate/es');
+      this.mirror = openMirror(this.config, this.store.knex, { log: this.logger, env: this.env });
+    }
+    return this.mirror;
+  }
+
+  /**
+   * Ships every queued change to Elasticsearch and refreshes the indexes, so es searches see
+   * all writes made so far (tests, `mailgate es sync`).
+   */
+  async syncMirror() {
+    const { syncAll } = require('@mailgate/es');
+    return syncAll(this.openMirror());
+  }
+
+  /** Stops the purge (after its current batch), closes pooled connections and the database. */
+  async close() {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.purger) await this.purger.close();
+    await legacy.closeBackends();
+    if (this.mirror) await this.mirror.close();
+    if (this.db) await this.db.close();
+  }
+}
+
+module.exports = {
+  createMailService,
+  MailService,
+  MailBackend,
+  Purger,
+  KINDS,
+  OPERATIONS,
+  READ_WRITE,
+  CAPABILITY_TABLE,
+};

@@ -1,0 +1,183 @@
+'use strict';
+
+const { errors } = require('@mailgate/core');
+const { pageRows } = require('@mailgate/legacy');
+const { MailBackend, READ_WRITE } = require('./backend');
+const {
+  encodeCursor,
+  decodeCursor,
+  scanOrder,
+  toAst,
+  checkMailboxes,
+  perMailbox,
+  pageHits,
+} = require('./paging');
+
+/*
+ * The legacy media behind the interface: direct mbox and Maildir files and an upstream IMAP
+ * server (@mailgate/legacy). They answer what their medium allows — reads, flags, expunge;
+ * on imap also what the upstream server does (APPEND, COPY, MOVE, mailbox life cycle,
+ * subscriptions) — and every other operation is UNSUPPORTED_OPERATION. File backends keep no
+ * modseq (0) and number messages by position (stable until the next expunge).
+ */
+
+const CAPABILITIES = {
+  mbox: READ_WRITE,
+  maildir: READ_WRITE,
+  imap: [
+    ...READ_WRITE,
+    'append',
+    'copy',
+    'move',
+    'createMailbox',
+    'renameMailbox',
+    'deleteMailbox',
+    'subscribe',
+    'unsubscribe',
+    'listSubscriptions',
+  ],
+};
+
+class LegacyBackend extends MailBackend {
+  /**
+   * @param {'mbox'|'maildir'|'imap'} kind
+   * @param {object} impl the @mailgate/legacy backend (MboxBackend, MaildirBackend, ImapBackend)
+   */
+  constructor(kind, impl) {
+    super(kind, CAPABILITIES[kind]);
+    this.impl = impl;
+  }
+
+  async names() {
+    return (await this.impl.listMailboxes()).map((b) => b.name);
+  }
+
+  async listMailboxes() {
+    const subs = this.capabilities.has('listSubscriptions')
+      ? new Set(await this.listSubscriptions())
+      : null;
+    return (await this.impl.listMailboxes()).map((b) => ({
+      name: b.name,
+      total: b.total,
+      unseen: b.unseen,
+      uidvalidity: b.uidvalidity,
+      uidnext: b.uidnext,
+      highestModseq: b.highestmodseq,
+      specialUse: b.specialUse,
+      subscribed: subs ? subs.has(b.name) : null,
+    }));
+  }
+
+  async status(mailbox) {
+    const b = (await this.impl.listMailboxes()).find((x) => x.name === mailbox);
+    if (!b) throw new errors.MAILBOX_NOT_FOUND(mailbox);
+    return {
+      name: b.name,
+      total: b.total,
+      unseen: b.unseen,
+      recent: 0,
+      uidvalidity: b.uidvalidity,
+      uidnext: b.uidnext,
+      highestModseq: b.highestmodseq,
+    };
+  }
+
+  async scan(mailbox, opts = {}) {
+    const { desc, sort } = scanOrder(opts);
+    const rows = await this.impl.scanHeaders(mailbox);
+    const after = decodeCursor(opts.cursor);
+    const limit = opts.limit == null ? rows.length + 1 : opts.limit;
+    const page = pageRows(rows, { limit, order: sort, desc, after });
+    return {
+      rows: page.rows,
+      total: rows.length,
+      nextCursor: page.next ? encodeCursor(page.next) : null,
+    };
+  }
+
+  scanStream(mailbox, opts = {}) {
+    const { desc, sort } = scanOrder(opts);
+    const impl = this.impl;
+    return (async function* rows() {
+      const rows = await impl.scanHeaders(mailbox);
+      yield* pageRows(rows, { limit: rows.length, order: sort, desc }).rows;
+    })();
+  }
+
+  /** @protected */
+  async fetchMessage(mailbox, uid) {
+    const m = await this.impl.getMessage(mailbox, Number(uid));
+    if (!m) throw new errors.MESSAGE_NOT_FOUND(String(uid));
+    return { row: m.header, raw: m.raw };
+  }
+
+  async search(query, opts = {}) {
+    const ast = toAst(query);
+    await checkMailboxes(ast, () => this.names());
+    if (opts.mailbox != null && !(await this.names()).includes(opts.mailbox)) {
+      throw new errors.MAILBOX_NOT_FOUND(opts.mailbox);
+    }
+    const r = await this.impl.search(ast, { mailbox: opts.mailbox });
+    const { page, nextCursor } = pageHits(r.hits, opts);
+    const rows = [];
+    for (const mailbox of new Set(page.map((h) => h.mailbox))) {
+      const want = new Set(page.filter((h) => h.mailbox === mailbox).map((h) => h.uid));
+      const all = await this.impl.scanHeaders(mailbox, { uids: [...want] });
+      for (const row of all) if (want.has(row.uid)) rows.push({ ...row, mailbox });
+    }
+    const pos = new Map(page.map((h, i) => [`${h.mailbox}\0${h.uid}`, i]));
+    rows.sort((a, b) => pos.get(`${a.mailbox}\0${a.uid}`) - pos.get(`${b.mailbox}\0${b.uid}`));
+    return { total: r.total, mailboxes: perMailbox(r.hits), rows, nextCursor };
+  }
+
+  async setFlags(mailbox, uidsOrQuery, add = [], remove = []) {
+    const sel = Array.isArray(uidsOrQuery)
+      ? { uids: uidsOrQuery.map(Number) }
+      : { query: toAst(uidsOrQuery) };
+    if (sel.query) await checkMailboxes(sel.query, () => this.names());
+    return this.impl.setFlags(mailbox, { ...sel, add, remove });
+  }
+
+  async expunge(mailbox, uids) {
+    return this.impl.expunge(mailbox, uids ? { uids: uids.map(Number) } : {});
+  }
+
+  // Upstream IMAP only (declared in CAPABILITIES.imap); the ImapBackend speaks imapflow.
+  async append(mailbox, raw, opts = {}) {
+    return this.impl.append(mailbox, raw, opts);
+  }
+
+  async copy(mailbox, uids, target) {
+    return this.impl.copy(mailbox, uids.map(Number), target);
+  }
+
+  async move(mailbox, uids, target) {
+    return this.impl.move(mailbox, uids.map(Number), target);
+  }
+
+  async createMailbox(name) {
+    await this.impl.createMailbox(name);
+  }
+
+  async renameMailbox(from, to) {
+    await this.impl.renameMailbox(from, to);
+  }
+
+  async deleteMailbox(name) {
+    await this.impl.deleteMailbox(name);
+  }
+
+  async subscribe(name) {
+    await this.impl.setSubscribed(name, true);
+  }
+
+  async unsubscribe(name) {
+    await this.impl.setSubscribed(name, false);
+  }
+
+  async listSubscriptions() {
+    return this.impl.listSubscriptions();
+  }
+}
+
+module.exports = { LegacyBackend, CAPABILITIES };

@@ -1,0 +1,122 @@
+'use strict';
+
+const { errors } = require('@mailgate/core');
+const { parse, validate } = require('@mailgate/query');
+
+/*
+ * What every backend shares around its own answers: opaque cursors, scan order options and
+ * the query checks that must not depend on the backend (an `in:` of a mailbox that does not
+ * exist is a coded error everywhere, never 0 hits).
+ */
+
+/**
+ * @param {object} pos keyset position ({uid, date}) or search offset ({offset})
+ * @returns {string}
+ */
+function encodeCursor(pos) {
+  return Buffer.from(JSON.stringify(pos)).toString('base64url');
+}
+
+/**
+ * @param {string|null|undefined} cursor
+ * @returns {object|null}
+ */
+function decodeCursor(cursor) {
+  if (cursor == null || cursor === '') return null;
+  try {
+    const pos = JSON.parse(Buffer.from(String(cursor), 'base64url').toString('utf8'));
+    if (pos && typeof pos === 'object') return pos;
+  } catch {
+    // falls through to the coded error
+  }
+  throw new errors.INVALID_CURSOR(String(cursor).slice(0, 40));
+}
+
+/**
+ * Normalised scan options: `order` asc|desc, `sort` uid|date (`order: '-date'` style accepted).
+ * @param {{order?: string, sort?: string}} [opts]
+ * @returns {{desc: boolean, sort: 'uid'|'date'}}
+ */
+function scanOrder(opts = {}) {
+  let order = opts.order || 'asc';
+  let sort = opts.sort || 'uid';
+  if (order === 'uid' || order === 'date' || order === '-uid' || order === '-date') {
+    sort = order.replace('-', '');
+    order = order.startsWith('-') ? 'desc' : 'asc';
+  }
+  if (!['asc', 'desc'].includes(order) || !['uid', 'date'].includes(sort)) {
+    throw new errors.INVALID_INPUT(`invalid scan order ${opts.order} / sort ${opts.sort}`);
+  }
+  return { desc: order === 'desc', sort };
+}
+
+/**
+ * Query text or AST → validated AST (QueryError is the catalogue's INVALID_QUERY, 400).
+ * @param {string|object} query
+ */
+function toAst(query) {
+  if (query && typeof query === 'object') return validate(query);
+  return parse(query == null ? '' : String(query));
+}
+
+/** Mailbox names an AST restricts to (`in:`). */
+function mailboxesIn(ast, out = new Set()) {
+  if (!ast || typeof ast !== 'object') return out;
+  if (ast.type === 'mailbox') out.add(ast.value);
+  for (const c of ast.children || []) mailboxesIn(c, out);
+  if (ast.child) mailboxesIn(ast.child, out);
+  return out;
+}
+
+/**
+ * Fails with INVALID_QUERY (400) when the query names a mailbox the user does not have: a
+ * typo in `in:` must not look like "no mail".
+ * @param {object} ast
+ * @param {() => Promise<string[]>} names the user's mailbox names
+ */
+async function checkMailboxes(ast, names) {
+  const wanted = mailboxesIn(ast);
+  if (!wanted.size) return;
+  const have = new Set(await names());
+  for (const w of wanted) {
+    if (!have.has(w)) throw new errors.INVALID_QUERY(`Invalid query: no mailbox '${w}' for 'in:'`);
+  }
+}
+
+/**
+ * Groups hits `[{mailbox, uid}]` per mailbox in first-seen order (the search answer's shape).
+ * @param {Array<{mailbox: string, uid: number}>} hits
+ */
+function perMailbox(hits) {
+  const per = new Map();
+  for (const h of hits) {
+    if (!per.has(h.mailbox)) per.set(h.mailbox, []);
+    per.get(h.mailbox).push(h.uid);
+  }
+  return [...per].map(([mailbox, uids]) => ({ mailbox, uids }));
+}
+
+/**
+ * Search paging over the full hit list: the page `[offset, offset+limit)` and its cursor.
+ * @param {Array<{mailbox: string, uid: number}>} hits
+ * @param {{order?: string, cursor?: string, limit?: number}} opts
+ */
+function pageHits(hits, opts) {
+  const ordered = opts.order === 'desc' ? [...hits].reverse() : hits;
+  const start = (decodeCursor(opts.cursor) || { offset: 0 }).offset | 0;
+  const limit = opts.limit == null ? 50 : opts.limit;
+  const page = ordered.slice(start, start + limit);
+  const more = limit > 0 && start + limit < ordered.length;
+  return { ordered, page, nextCursor: more ? encodeCursor({ offset: start + limit }) : null };
+}
+
+module.exports = {
+  encodeCursor,
+  decodeCursor,
+  scanOrder,
+  toAst,
+  mailboxesIn,
+  checkMailboxes,
+  perMailbox,
+  pageHits,
+};

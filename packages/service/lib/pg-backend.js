@@ -1,0 +1,253 @@
+'use strict';
+
+const { errors } = require('@mailgate/core');
+const { splitFlags } = require('@mailgate/store');
+const { deriveRow } = require('@mailgate/importer');
+const { MailBackend, OPERATIONS } = require('./backend');
+const {
+  encodeCursor,
+  decodeCursor,
+  scanOrder,
+  toAst,
+  checkMailboxes,
+  perMailbox,
+  pageHits,
+} = require('./paging');
+
+/*
+ * The PostgreSQL backend: every operation of the interface, on @mailgate/store methods only
+ * (no SQL here). Mailboxes are named; ids stay inside. Expunge hides at once and leaves the
+ * purge to the service's purger (two-phase, see @mailgate/store expunge/purgeExpunged).
+ */
+
+class PgBackend extends MailBackend {
+  /**
+   * @param {{store: import('@mailgate/store').PgStore, user: {id: number, name: string}, purger?: {schedule: Function}|null}} ctx
+   * @param {string} [kind]
+   * @param {Iterable<string>} [capabilities]
+   */
+  constructor(ctx, kind = 'pg', capabilities = OPERATIONS) {
+    super(kind, capabilities);
+    this.store = ctx.store;
+    this.user = ctx.user;
+    this.purger = ctx.purger || null;
+  }
+
+  /** @param {string} name */
+  async mailboxId(name) {
+    return (await this.store.getMailbox(this.user.id, name)).id;
+  }
+
+  async listMailboxes() {
+    return (await this.store.listMailboxes(this.user.id)).map((b) => ({
+      name: b.name,
+      total: b.total,
+      unseen: b.unseen,
+      uidvalidity: b.uidvalidity,
+      uidnext: b.uidnext,
+      highestModseq: b.highestmodseq,
+      specialUse: b.specialUse,
+      subscribed: b.subscribed,
+    }));
+  }
+
+  async status(mailbox) {
+    const mb = await this.store.getMailbox(this.user.id, mailbox);
+    const c = await this.store.countMessages(this.user.id, mb.id);
+    return {
+      name: mb.name,
+      total: c.total,
+      unseen: c.unseen,
+      recent: 0, // \Recent is per-session state (RFC 9051 dropped it); nothing is stored
+      uidvalidity: Number(mb.uidvalidity),
+      uidnext: Number(mb.uidnext),
+      highestModseq: Number(mb.highestmodseq),
+    };
+  }
+
+  async scan(mailbox, opts = {}) {
+    const id = await this.mailboxId(mailbox);
+    const { desc, sort } = scanOrder(opts);
+    const after = decodeCursor(opts.cursor);
+    const { total } = await this.store.countMessages(this.user.id, id);
+    if (opts.limit == null && sort === 'uid' && !after) {
+      const rows = await this.store.scanHeaders(this.user.id, id, {
+        order: desc ? 'desc' : 'asc',
+      });
+      return { rows, total, nextCursor: null };
+    }
+    const page = await this.store.scanPage(this.user.id, id, {
+      limit: opts.limit == null ? total + 1 : opts.limit,
+      order: sort,
+      desc,
+      after,
+    });
+    return { rows: page.rows, total, nextCursor: page.next ? encodeCursor(page.next) : null };
+  }
+
+  scanStream(mailbox, opts = {}) {
+    const { desc, sort } = scanOrder(opts);
+    const self = this;
+    return (async function* rows() {
+      const id = await self.mailboxId(mailbox);
+      yield* self.store.streamHeaderRows(self.user.id, id, { order: sort, desc });
+    })();
+  }
+
+  /**
+   * NDJSON lines built by PostgreSQL from the stored header fragment (COPY … TO STDOUT), the
+   * fast path of the API's whole-mailbox scan; rows equal scanStream's.
+   */
+  scanNdjson(mailbox, opts = {}) {
+    const { desc, sort } = scanOrder(opts);
+    const { PassThrough } = require('node:stream');
+    const out = new PassThrough();
+    this.mailboxId(mailbox).then(
+      (id) => {
+        const s = this.store.streamHeadersNdjson(this.user.id, id, {
+          order: sort,
+          desc,
+          onFirstBatch: opts.onFirstBatch,
+        });
+        s.on('error', (err) => out.destroy(err));
+        s.pipe(out);
+      },
+      (err) => out.destroy(err),
+    );
+    return out;
+  }
+
+  /** @protected */
+  async fetchMessage(mailbox, uid) {
+    const id = await this.mailboxId(mailbox);
+    const m = await this.store.getMessage(this.user.id, id, Number(uid));
+    if (!m) throw new errors.MESSAGE_NOT_FOUND(String(uid));
+    return { row: m.header, raw: m.raw };
+  }
+
+  /**
+   * Hits of a query as `[{mailbox, uid}]` (mailbox then uid order). The es backend
+   * overrides this one step.
+   * @protected
+   */
+  async findHits(ast, mailboxId, names) {
+    const r = await this.store.search(this.user.id, ast, { mailboxId });
+    return r.hits.map((h) => ({ mailbox: names.get(h.mailboxId), uid: h.uid, id: h.mailboxId }));
+  }
+
+  async search(query, opts = {}) {
+    const ast = toAst(query);
+    const names = await this.store.mailboxNamesById(this.user.id);
+    await checkMailboxes(ast, async () => [...names.values()]);
+    const mailboxId = opts.mailbox != null ? await this.mailboxId(opts.mailbox) : undefined;
+    const hits = await this.findHits(ast, mailboxId, names);
+    const { page, nextCursor } = pageHits(hits, opts);
+    const rows = page.length
+      ? await this.store.headersFor(
+          this.user.id,
+          page.map((h) => ({ mailboxId: h.id, uid: h.uid })),
+        )
+      : [];
+    return {
+      total: hits.length,
+      mailboxes: perMailbox(hits),
+      rows: rows.map(({ mailboxId: id, ...row }) => ({ ...row, mailbox: names.get(id) })),
+      nextCursor,
+    };
+  }
+
+  async setFlags(mailbox, uidsOrQuery, add = [], remove = []) {
+    const id = await this.mailboxId(mailbox);
+    const sel = Array.isArray(uidsOrQuery)
+      ? { uids: uidsOrQuery.map(Number) }
+      : { query: toAst(uidsOrQuery) };
+    if (sel.query) {
+      await checkMailboxes(sel.query, async () => (await this.listMailboxes()).map((b) => b.name));
+    }
+    return this.store.setFlags(this.user.id, id, { ...sel, add, remove });
+  }
+
+  async expunge(mailbox, uids) {
+    const id = await this.mailboxId(mailbox);
+    const r = await this.store.expunge(this.user.id, id, uids ? { uids: uids.map(Number) } : {});
+    if (r.expunged.length && this.purger) this.purger.schedule(this.user.id, id);
+    return r;
+  }
+
+  async append(mailbox, raw, opts = {}) {
+    const id = await this.mailboxId(mailbox);
+    const buf = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
+    const d = deriveRow(buf);
+    // A message the parser refuses (binary, no header) is still stored as given: APPEND
+    // stores bytes (RFC 3501 6.3.11); its header row is then mostly empty.
+    const row = d.ok ? d.row : emptyRow(buf);
+    const { flags, keywords } = splitFlags(opts.flags || []);
+    const internalDate = opts.internalDate ? new Date(opts.internalDate) : undefined;
+    const r = await this.store.appendMessage(this.user.id, id, {
+      raw: buf,
+      row,
+      flags,
+      keywords,
+      internalDate,
+    });
+    return { uid: r.uid, uidvalidity: r.uidvalidity };
+  }
+
+  async copy(mailbox, uids, target) {
+    const [src, dst] = [await this.mailboxId(mailbox), await this.mailboxId(target)];
+    return this.store.copyMessages(this.user.id, src, uids.map(Number), dst);
+  }
+
+  async move(mailbox, uids, target) {
+    const [src, dst] = [await this.mailboxId(mailbox), await this.mailboxId(target)];
+    const r = await this.store.copyMessages(this.user.id, src, uids.map(Number), dst, {
+      move: true,
+    });
+    if (r.map.length && this.purger) this.purger.schedule(this.user.id, src);
+    return r;
+  }
+
+  async createMailbox(name, opts = {}) {
+    await this.store.createMailbox(this.user.id, name, opts);
+  }
+
+  async renameMailbox(from, to) {
+    await this.store.renameMailbox(this.user.id, from, to);
+  }
+
+  async deleteMailbox(name) {
+    await this.store.deleteMailbox(this.user.id, name);
+  }
+
+  async subscribe(name) {
+    await this.store.setSubscribed(this.user.id, name, true);
+  }
+
+  async unsubscribe(name) {
+    await this.store.setSubscribed(this.user.id, name, false);
+  }
+
+  async listSubscriptions() {
+    return this.store.listSubscriptions(this.user.id);
+  }
+
+  async changesSince(mailbox, modseq) {
+    return this.store.changesSince(this.user.id, await this.mailboxId(mailbox), Number(modseq));
+  }
+}
+
+function emptyRow(raw) {
+  return {
+    date: null,
+    from_name: null,
+    from_addr: null,
+    to_addrs: '[]',
+    cc_addrs: '[]',
+    subject: null,
+    message_id: null,
+    size: raw.length,
+    has_attachments: false,
+  };
+}
+
+module.exports = { PgBackend };

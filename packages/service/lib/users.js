@@ -1,0 +1,84 @@
+'use strict';
+
+const { hashPassword, verifyPassword, errors } = require('@mailgate/core');
+
+/*
+ * User management and authentication through the service (`service.users`): the edges never
+ * reach the users or api_tokens tables themselves. Passwords are scrypt hashes
+ * (@mailgate/core passwords), tokens SHA-256 at rest (@mailgate/store tokens).
+ */
+
+// A fixed hash to verify against when the user does not exist: the answer then takes as long
+// as for a wrong password, so login timing does not reveal which user names exist.
+let dummy = null;
+const dummyHash = async () => (dummy ??= await hashPassword('mailgate-no-such-user'));
+
+/**
+ * @param {import('@mailgate/store').PgStore} store
+ */
+function createUsers(store) {
+  return {
+    /**
+     * @param {string} name
+     * @param {{password?: string}} [opts]
+     * @returns {Promise<{id: number, name: string}>}
+     */
+    async create(name, opts = {}) {
+      const passwordHash = opts.password ? await hashPassword(opts.password) : null;
+      const u = await store.createUser(name, { passwordHash });
+      return { id: u.id, name: u.name };
+    },
+
+    /** @param {string} name @returns {Promise<{id: number, name: string}>} USER_NOT_FOUND */
+    async get(name) {
+      const u = await store.getUser(name);
+      return { id: u.id, name: u.name };
+    },
+
+    /** Creates the user (no password) when missing: imports create users. */
+    async ensure(name) {
+      const u = await store.ensureUser(name);
+      return { id: u.id, name: u.name };
+    },
+
+    /**
+     * Checks a password; INVALID_CREDENTIALS for an unknown user or a wrong password alike.
+     * @returns {Promise<{id: number, name: string}>}
+     */
+    async verifyLogin(name, password) {
+      let u = null;
+      try {
+        u = await store.getUser(name);
+      } catch (err) {
+        if (err.code !== 'USER_NOT_FOUND') throw err;
+      }
+      const ok = await verifyPassword(
+        String(password),
+        (u && u.password_hash) || (await dummyHash()),
+      );
+      if (!u || !u.password_hash || !ok) throw new errors.INVALID_CREDENTIALS();
+      return { id: u.id, name: u.name };
+    },
+
+    /**
+     * @param {string} name
+     * @param {{ttlSeconds?: number, label?: string}} [opts]
+     * @returns {Promise<{id: number, token: string, expiresAt: string}>}
+     */
+    async createToken(name, opts = {}) {
+      return store.createToken((await store.getUser(name)).id, opts);
+    },
+
+    /** @returns {Promise<{tokenId: number, userId: number, user: string}|null>} */
+    async findToken(token) {
+      return store.findToken(token);
+    },
+
+    /** @returns {Promise<boolean>} false when there was no such live token */
+    async revokeToken(name, tokenId) {
+      return store.revokeToken((await store.getUser(name)).id, tokenId);
+    },
+  };
+}
+
+module.exports = { createUsers };

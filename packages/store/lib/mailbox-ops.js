@@ -1,0 +1,345 @@
+'use strict';
+
+const crypto = require('node:crypto');
+const { errors } = require('@mailgate/core');
+const { headerJson } = require('./header-row');
+const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
+const {
+  MESSAGE_COLUMNS,
+  SOURCE_COLUMNS,
+  validateMailboxName,
+  specialUseFor,
+} = require('./pg-store');
+
+/*
+ * What an IMAP server and a webmail need beyond import and read: mailbox life cycle
+ * (RFC 3501 6.3.3-6.3.5 CREATE/DELETE/RENAME), subscriptions (6.3.6/6.3.9), APPEND (6.3.11),
+ * COPY/MOVE (6.4.7, RFC 6851) and CONDSTORE/QRESYNC change tracking (RFC 7162). Added to
+ * PgStore's prototype (index.js). Like every store write: under the mailbox row lock, a new
+ * modseq stamped on what changed, an es_outbox row for every change when the mirror is on.
+ * The hierarchy delimiter is '/', as in mailbox names everywhere in mailgate.
+ */
+
+const MESSAGE_COPY_COLUMNS = MESSAGE_COLUMNS.filter(
+  (c) => !['user_id', 'mailbox_id', 'uid', 'modseq', 'dup_index'].includes(c),
+);
+const SOURCE_COPY_COLUMNS = SOURCE_COLUMNS.filter(
+  (c) => !['user_id', 'mailbox_id', 'uid'].includes(c),
+);
+
+async function uidsOf(trx, userId, mailboxId) {
+  const r = await trx.raw(
+    'SELECT uid FROM messages WHERE user_id = ? AND mailbox_id = ? AND NOT expunged',
+    [userId, mailboxId],
+  );
+  return r.rows.map((x) => Number(x.uid));
+}
+
+const mailboxOps = {
+  /**
+   * Creates a mailbox; MAILBOX_EXISTS when the name is taken.
+   * @param {number} userId
+   * @param {string} name
+   * @param {{subscribed?: boolean}} [opts]
+   * @returns {Promise<object>} the mailbox row
+   */
+  async createMailbox(userId, name, opts = {}) {
+    validateMailboxName(name);
+    const uidvalidity = Math.floor(Date.now() / 1000);
+    const r = await this.knex.raw(
+      `INSERT INTO mailboxes (user_id, name, uidvalidity, special_use, subscribed)
+       VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, name) DO NOTHING RETURNING *`,
+      [userId, name, uidvalidity, specialUseFor(name), opts.subscribed !== false],
+    );
+    if (!r.rows.length) throw new errors.MAILBOX_EXISTS(name);
+    return r.rows[0];
+  },
+
+  /**
+   * Renames a mailbox and its inferiors (`from/…` → `to/…`, RFC 3501 6.3.5). UIDs and
+   * UIDVALIDITY stay; the mirror re-indexes the messages (their documents carry the name).
+   * INBOX cannot be renamed here (IMAP's move-all-messages rename is not supported).
+   * @param {number} userId
+   * @param {string} from
+   * @param {string} to
+   */
+  async renameMailbox(userId, from, to) {
+    validateMailboxName(to);
+    if (from === 'INBOX') throw new errors.INVALID_INPUT('INBOX cannot be renamed');
+    return this.knex.transaction(async (trx) => {
+      const src = await trx('mailboxes').where({ user_id: userId, name: from }).forUpdate();
+      if (!src.length) throw new errors.MAILBOX_NOT_FOUND(from);
+      const taken = await trx('mailboxes').where({ user_id: userId, name: to }).first();
+      if (taken) throw new errors.MAILBOX_EXISTS(to);
+      const r = await trx.raw(
+        `UPDATE mailboxes SET name = ? || substr(name, ?)
+          WHERE user_id = ? AND (name = ? OR starts_with(name, ?))
+          RETURNING id, highestmodseq`,
+        [to, from.length + 1, userId, from, `${from}/`],
+      );
+      if (this.outbox) {
+        for (const mb of r.rows) {
+          const modseq = Number(mb.highestmodseq) + 1;
+          const uids = await uidsOf(trx, userId, mb.id);
+          if (!uids.length) continue;
+          // The documents carry the mailbox name: re-ship them under the same modseq rule as
+          // any change (a new modseq, so ES's external versioning accepts the new document).
+          await trx.raw(
+            `UPDATE messages SET modseq = ? WHERE user_id = ? AND mailbox_id = ? AND NOT expunged`,
+            [modseq, userId, mb.id],
+          );
+          await writeOutbox(trx, userId, mb.id, uids, modseq, 'index');
+          await bumpModseq(trx, userId, mb.id, modseq);
+        }
+      }
+      return { renamed: r.rows.length };
+    });
+  },
+
+  /**
+   * Deletes a mailbox with its messages (RFC 3501 6.3.4); its inferiors stay. INBOX cannot be
+   * deleted.
+   * @param {number} userId
+   * @param {string} name
+   */
+  async deleteMailbox(userId, name) {
+    if (name === 'INBOX') throw new errors.INVALID_INPUT('INBOX cannot be deleted');
+    return this.knex.transaction(async (trx) => {
+      const mb = await trx('mailboxes').where({ user_id: userId, name }).forUpdate().first();
+      if (!mb) throw new errors.MAILBOX_NOT_FOUND(name);
+      if (this.outbox) {
+        const uids = await uidsOf(trx, userId, mb.id);
+        if (uids.length) {
+          await writeOutbox(trx, userId, mb.id, uids, Number(mb.highestmodseq) + 1, 'delete');
+        }
+      }
+      for (const table of ['message_sources', 'messages', 'expunged_uids']) {
+        await trx(table).where({ user_id: userId, mailbox_id: mb.id }).del();
+      }
+      await trx('mailboxes').where({ user_id: userId, id: mb.id }).del();
+      return { deleted: name };
+    });
+  },
+
+  /**
+   * Subscribes to or unsubscribes from an existing mailbox.
+   * @param {number} userId
+   * @param {string} name
+   * @param {boolean} subscribed
+   */
+  async setSubscribed(userId, name, subscribed) {
+    const n = await this.knex('mailboxes')
+      .where({ user_id: userId, name })
+      .update({ subscribed: Boolean(subscribed) });
+    if (!n) throw new errors.MAILBOX_NOT_FOUND(name);
+  },
+
+  /**
+   * @param {number} userId
+   * @returns {Promise<string[]>} subscribed mailbox names, INBOX first
+   */
+  async listSubscriptions(userId) {
+    const rows = await this.knex('mailboxes')
+      .where({ user_id: userId, subscribed: true })
+      .select('name')
+      .orderByRaw("(name = 'INBOX') DESC, name");
+    return rows.map((r) => r.name);
+  },
+
+  /**
+   * @param {number} userId
+   * @returns {Promise<Map<number, string>>} mailbox id → name
+   */
+  async mailboxNamesById(userId) {
+    const rows = await this.knex('mailboxes').where({ user_id: userId }).select('id', 'name');
+    return new Map(rows.map((b) => [b.id, b.name]));
+  },
+
+  /**
+   * Live message count of a mailbox.
+   * @param {number} userId
+   * @param {number} mailboxId
+   */
+  async countMessages(userId, mailboxId) {
+    const r = await this.knex.raw(
+      `SELECT count(*)::int AS total,
+              count(*) FILTER (WHERE NOT ('\\Seen' = ANY(flags)))::int AS unseen
+         FROM messages WHERE user_id = ? AND mailbox_id = ? AND NOT expunged`,
+      [userId, mailboxId],
+    );
+    return r.rows[0];
+  },
+
+  /**
+   * Stores one new message (IMAP APPEND): uid from UIDNEXT and a new modseq under the mailbox
+   * row lock, columns derived by the caller (@mailgate/importer deriveRow, as on import).
+   * Appending the same bytes twice keeps both (the next occurrence index).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}} msg
+   * @returns {Promise<{uid: number, uidvalidity: number, modseq: number}>}
+   */
+  async appendMessage(userId, mailboxId, msg) {
+    const hash = crypto.createHash('sha256').update(msg.raw).digest();
+    return this.knex.transaction(async (trx) => {
+      await lockMailbox(trx, userId, mailboxId);
+      const mb = (
+        await trx.raw(
+          `UPDATE mailboxes SET uidnext = uidnext + 1, highestmodseq = highestmodseq + 1
+            WHERE id = ? AND user_id = ? RETURNING uidnext - 1 AS uid, highestmodseq, uidvalidity`,
+          [mailboxId, userId],
+        )
+      ).rows[0];
+      const dup = (
+        await trx.raw(
+          `SELECT coalesce(max(dup_index) + 1, 0)::int AS n FROM messages
+            WHERE user_id = ? AND mailbox_id = ? AND content_hash = ?`,
+          [userId, mailboxId, hash],
+        )
+      ).rows[0].n;
+      const uid = Number(mb.uid);
+      const modseq = Number(mb.highestmodseq);
+      const row = {
+        ...msg.row,
+        internal_date: (msg.internalDate || new Date()).toISOString(),
+        flags: msg.flags || [],
+        keywords: msg.keywords || [],
+      };
+      await trx('messages').insert({
+        ...row,
+        header_json: headerJson(row),
+        user_id: userId,
+        mailbox_id: mailboxId,
+        uid,
+        modseq,
+        content_hash: hash,
+        dup_index: dup,
+      });
+      await trx('message_sources').insert({
+        user_id: userId,
+        mailbox_id: mailboxId,
+        uid,
+        raw: msg.raw,
+      });
+      if (this.outbox) await writeOutbox(trx, userId, mailboxId, [uid], modseq, 'index');
+      return { uid, uidvalidity: Number(mb.uidvalidity), modseq };
+    });
+  },
+
+  /**
+   * Copies messages to another mailbox (RFC 3501 6.4.7; RFC 4315 COPYUID's uid map), or moves
+   * them (RFC 6851: the sources are expunged in the same transaction). Rows and bytes are
+   * copied inside PostgreSQL; new uids follow the source uid order.
+   * @param {number} userId
+   * @param {number} srcId
+   * @param {number[]} uids
+   * @param {number} dstId
+   * @param {{move?: boolean}} [opts]
+   * @returns {Promise<{uidvalidity: number, map: Array<[number, number]>}>}
+   */
+  async copyMessages(userId, srcId, uids, dstId, opts = {}) {
+    if (srcId === dstId && opts.move) return { uidvalidity: 0, map: [] };
+    return this.knex.transaction(async (trx) => {
+      // Both mailbox rows, in id order, so two opposite moves cannot deadlock.
+      for (const id of [...new Set([srcId, dstId])].sort((a, b) => a - b)) {
+        await lockMailbox(trx, userId, id);
+      }
+      const found = (
+        await trx.raw(
+          `SELECT uid FROM messages WHERE user_id = ? AND mailbox_id = ? AND NOT expunged
+              AND uid = ANY(?::bigint[]) ORDER BY uid`,
+          [userId, srcId, uids],
+        )
+      ).rows.map((x) => Number(x.uid));
+      const dst = (
+        await trx.raw(
+          `UPDATE mailboxes SET uidnext = uidnext + ?, highestmodseq = highestmodseq + 1
+            WHERE id = ? AND user_id = ? RETURNING uidnext - ? AS first, highestmodseq, uidvalidity`,
+          [found.length, dstId, userId, found.length],
+        )
+      ).rows[0];
+      if (!found.length) return { uidvalidity: Number(dst.uidvalidity), map: [] };
+      const first = Number(dst.first);
+      const modseq = Number(dst.highestmodseq);
+      const map = found.map((u, i) => [u, first + i]);
+      const cols = MESSAGE_COPY_COLUMNS.join(', ');
+      const mapSql = 'unnest(?::bigint[], ?::bigint[]) AS k(src, dst)';
+      const mapArgs = [map.map((p) => p[0]), map.map((p) => p[1])];
+      // dup_index continues after the target's existing copies of the same bytes, so the
+      // idempotency key (mailbox, hash, occurrence) stays unique.
+      await trx.raw(
+        `INSERT INTO messages (user_id, mailbox_id, uid, modseq, dup_index, ${cols})
+         SELECT m.user_id, ?, k.dst, ?,
+                coalesce((SELECT max(d.dup_index) + 1 FROM messages d
+                           WHERE d.user_id = m.user_id AND d.mailbox_id = ?
+                             AND d.content_hash = m.content_hash), 0)
+                + (row_number() OVER (PARTITION BY m.content_hash ORDER BY k.dst) - 1),
+                ${MESSAGE_COPY_COLUMNS.map((c) => `m.${c}`).join(', ')}
+           FROM messages m JOIN ${mapSql} ON m.uid = k.src
+          WHERE m.user_id = ? AND m.mailbox_id = ?`,
+        [dstId, modseq, dstId, ...mapArgs, userId, srcId],
+      );
+      await trx.raw(
+        `INSERT INTO message_sources (user_id, mailbox_id, uid, ${SOURCE_COPY_COLUMNS.join(', ')})
+         SELECT s.user_id, ?, k.dst, ${SOURCE_COPY_COLUMNS.map((c) => `s.${c}`).join(', ')}
+           FROM message_sources s JOIN ${mapSql} ON s.uid = k.src
+          WHERE s.user_id = ? AND s.mailbox_id = ?`,
+        [dstId, ...mapArgs, userId, srcId],
+      );
+      const added = map.map((p) => p[1]);
+      if (this.outbox) await writeOutbox(trx, userId, dstId, added, modseq, 'index');
+      if (opts.move) {
+        const src = await lockMailbox(trx, userId, srcId);
+        const srcModseq = Number(src.highestmodseq) + 1;
+        await trx.raw(
+          `UPDATE messages SET expunged = true, modseq = ?
+            WHERE user_id = ? AND mailbox_id = ? AND uid = ANY(?::bigint[])`,
+          [srcModseq, userId, srcId, found],
+        );
+        if (this.outbox) await writeOutbox(trx, userId, srcId, found, srcModseq, 'delete');
+        await bumpModseq(trx, userId, srcId, srcModseq);
+      }
+      return { uidvalidity: Number(dst.uidvalidity), map };
+    });
+  },
+
+  /**
+   * What changed in a mailbox after `modseq` (RFC 7162 CONDSTORE CHANGEDSINCE and QRESYNC
+   * VANISHED): live messages with a greater modseq, and uids expunged after it (hidden rows
+   * not yet purged, then the purge's tombstones).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {number} modseq
+   * @returns {Promise<{highestModseq: number, changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, expunged: number[]}>}
+   */
+  async changesSince(userId, mailboxId, modseq) {
+    const mb = await this.knex('mailboxes')
+      .where({ user_id: userId, id: mailboxId })
+      .first('highestmodseq');
+    if (!mb) throw new errors.MAILBOX_NOT_FOUND(String(mailboxId));
+    const r = await this.knex.raw(
+      `SELECT uid, flags, keywords, modseq, expunged FROM messages
+        WHERE user_id = ? AND mailbox_id = ? AND modseq > ?
+       UNION ALL
+       SELECT uid, NULL, NULL, modseq, true FROM expunged_uids
+        WHERE user_id = ? AND mailbox_id = ? AND modseq > ?
+       ORDER BY uid`,
+      [userId, mailboxId, modseq, userId, mailboxId, modseq],
+    );
+    const changed = [];
+    const expunged = [];
+    for (const x of r.rows) {
+      if (x.expunged) expunged.push(Number(x.uid));
+      else
+        changed.push({
+          uid: Number(x.uid),
+          flags: x.flags,
+          keywords: x.keywords,
+          modseq: Number(x.modseq),
+        });
+    }
+    return { highestModseq: Number(mb.highestmodseq), changed, expunged };
+  },
+};
+
+module.exports = { mailboxOps };

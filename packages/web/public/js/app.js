@@ -130,7 +130,7 @@ function updateCount() {
   $('list-count').textContent =
     loaded < total
       ? `${loaded.toLocaleString()} of ${total.toLocaleString()} loaded`
-      : `${total.toLocaleString()} messages`;
+      : `${total.toLocaleString()} message${total === 1 ? '' : 's'}`;
 }
 
 async function showMailbox(name) {
@@ -389,7 +389,7 @@ $('compare').addEventListener('click', async () => {
       const uids = r.messages.map((m) => `${m.mailbox || ''}/${m.uid}`).join(',');
       if (be === 'pg') reference = uids;
       cells[1].textContent =
-        typeof r.total === 'number' ? `${r.total} messages` : `${r.messages.length} rows`;
+        typeof r.total === 'number' ? `${r.total} matches` : `${r.messages.length} rows`;
       cells[2].textContent = reference === null ? '' : uids === reference ? 'yes' : 'no';
       tr.dataset.same = String(uids === reference);
     } catch (err) {

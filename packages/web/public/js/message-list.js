@@ -194,7 +194,8 @@ export class MessageList extends HTMLElement {
     el.dataset.uid = String(row.uid);
     el.setAttribute('aria-selected', String(this.isSelected(row)));
     flagsEl.textContent =
-      (flags.includes('\\Flagged') ? '★' : '') + (row.hasAttachments ? '📎' : '');
+      (flags.includes('\\Flagged') ? '★' : '') + (row.hasAttachments ? ' ⧉' : '');
+    flagsEl.title = row.hasAttachments ? 'has attachments' : '';
     fromEl.textContent = fromText(row.from);
     dateEl.textContent = shortDate(row.date || row.internalDate);
     subjectEl.textContent = '';

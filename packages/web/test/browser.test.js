@@ -1,0 +1,268 @@
+'use strict';
+
+/* global window, document -- the functions given to page.evaluate run in the browser */
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { hashPassword } = require('@mailgate/core');
+const importer = require('@mailgate/importer');
+const { build } = require('@mailgate/api');
+const { addLegacyUser } = require('@mailgate/legacy');
+const { createTestDatabase } = require('../../../test/support/db');
+const t = require('./support');
+
+/*
+ * The page in a real headless Chromium against a real API and PostgreSQL: every step a
+ * person takes, each with a screenshot in test-artifacts/browser/. The mailbox holds 2,000
+ * messages: 1,998 real ones (SpamAssassin corpus) plus an HTML message with a PDF attachment
+ * and a hostile HTML message. The same mbox file is the user's legacy mbox backend, so the
+ * backend switch must show the same answer.
+ */
+
+const skip = t.chromiumMissing();
+if (skip) console.log(`skipping packages/web/test/browser.test.js: ${skip}`);
+const maybe = skip ? describe.skip : describe;
+
+const USER = 'dave';
+const PASSWORD = 'browser test password';
+const COUNT = 2000;
+const quiet = { info() {}, warn() {}, debug() {}, error() {}, child: () => quiet };
+
+maybe('webmail page in Chromium', () => {
+  let db;
+  let app;
+  let url;
+  let browser;
+  let home;
+  let userId;
+  let token;
+
+  const api = async (method, p, body) => {
+    const r = await app.inject({
+      method,
+      url: `/api/v1${p}`,
+      headers: { authorization: `Bearer ${token}` },
+      ...(body ? { payload: body } : {}),
+    });
+    return { status: r.statusCode, body: r.json() };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    home = t.tmpdir();
+    const mboxDir = path.join(home, 'mail');
+    fs.mkdirSync(mboxDir);
+    const inbox = path.join(mboxDir, 'inbox.mbox');
+    expect(t.writeMbox(inbox, COUNT - 2, [t.htmlWithAttachment(), t.hostileHtml()])).toBe(COUNT);
+    const archive = path.join(mboxDir, 'Archive');
+    t.writeMbox(archive, 3);
+    await db.store.createUser(USER, { passwordHash: await hashPassword(PASSWORD) });
+    const u = await db.store.getUser(USER);
+    userId = u.id;
+    token = (await db.store.createToken(u.id)).token;
+    for (const [file, mailbox] of [
+      [inbox, 'INBOX'],
+      [archive, 'Archive'],
+    ]) {
+      await importer.runImport({
+        store: db.store,
+        kind: 'mbox',
+        paths: [file],
+        user: USER,
+        mailbox,
+        workers: 0,
+        progress: false,
+        log: quiet,
+      });
+    }
+    addLegacyUser(home, USER, { mboxDir });
+    app = await build({ knex: db.knex, home, docs: false, purgeOnStart: false });
+    url = await app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await t.launch();
+  });
+
+  afterAll(async () => {
+    if (browser) await browser.close();
+    if (app) await app.close();
+    if (db) await db.drop();
+    if (home) fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  async function signedInPage(shotPrefix) {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 850 } });
+    page.setDefaultTimeout(15000);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const shot = t.shooter(page, shotPrefix);
+    await page.goto(url);
+    await page.waitForSelector('#signin:not([hidden])');
+    await shot('signin');
+    await page.fill('#signin input[name=user]', USER);
+    await page.fill('#signin input[name=password]', PASSWORD);
+    await page.click('#signin button[type=submit]');
+    await page.waitForSelector('#list .ml-row[data-uid]');
+    return { page, shot, errors };
+  }
+
+  const listComplete = (page) =>
+    page.waitForFunction(() => window.mailgate.marks.some((m) => m.name === 'mg:complete'));
+  const rowCount = (page) => page.locator('#list .ml-row[data-uid]:not([hidden])').count();
+
+  test('sign in, scroll 2,000 messages, search, read, flag, switch backend, delete and expunge', async () => {
+    const { page, shot, errors } = await signedInPage('walk');
+    await shot('mailbox');
+
+    // Mailbox list with unread counts, as the store counts them.
+    const boxes = await api('GET', '/mailboxes');
+    const inboxInfo = boxes.body.mailboxes.find((b) => b.name === 'INBOX');
+    expect(inboxInfo.total).toBe(COUNT);
+    await expect(
+      page.locator('#mailboxes a[data-mailbox="INBOX"] .mb-unseen').textContent(),
+    ).resolves.toBe(String(inboxInfo.unseen));
+
+    // Scroll to the end: every row reachable, few in the DOM at any time.
+    await listComplete(page);
+    await expect(page.locator('#list-count').textContent()).resolves.toBe('2,000 messages');
+    await page.evaluate(() => {
+      const vp = document.querySelector('#list .ml-viewport');
+      vp.scrollTop = vp.scrollHeight;
+    });
+    // Newest first: the last row is uid 1.
+    await page.waitForSelector('#list .ml-row[data-uid="1"]');
+    expect(await rowCount(page)).toBeLessThan(100);
+    await shot('scrolled-to-end');
+
+    // Search with two operators, hints while typing.
+    await page.click('#q');
+    await page.keyboard.type('from:carol sub');
+    await expect(page.locator('#hints .hint code').first().textContent()).resolves.toBe('subject:');
+    await page.keyboard.type('ject:quarterly');
+    await shot('search-hints');
+    await page.keyboard.press('Enter');
+    const q = 'from:carol subject:quarterly';
+    const expected = await db.store.search(userId, q, {});
+    expect(expected.total).toBe(1);
+    const uid = expected.hits[0].uid;
+    await page.waitForSelector(`#list .ml-row[data-uid="${uid}"]`);
+    expect(await rowCount(page)).toBe(expected.total);
+    await shot('search-results');
+
+    // Open it: sanitised HTML in the sandboxed frame, the attachment downloads.
+    await page.click(`#list .ml-row[data-uid="${uid}"]`);
+    await page.waitForSelector('#view iframe.body-html');
+    const frame = page.frameLocator('#view iframe.body-html');
+    await expect(frame.locator('h1').textContent()).resolves.toBe('Quarterly figures');
+    expect(await page.getAttribute('#view iframe.body-html', 'sandbox')).not.toContain(
+      'allow-scripts',
+    );
+    const att = page.locator('#view button.attachment');
+    await expect(att.textContent()).resolves.toContain('report.pdf');
+    const [download] = await Promise.all([page.waitForEvent('download'), att.click()]);
+    expect(download.suggestedFilename()).toBe('report.pdf');
+    const pdf = fs.readFileSync(await download.path());
+    expect(pdf.subarray(0, 8).toString()).toBe('%PDF-1.4');
+    await page.click('#show-raw');
+    await page.waitForSelector('#raw:not([hidden])');
+    await expect(page.locator('#raw').textContent()).resolves.toContain(
+      'Subject: Quarterly report with chart',
+    );
+    await shot('message');
+
+    // Flag it: the button, the row and the store agree.
+    await page.click('#flag');
+    await page.waitForSelector('#flag[aria-pressed="true"]');
+    await page.waitForSelector(`#list .ml-row[data-uid="${uid}"] .ml-flags:has-text("★")`);
+    const stored = await api('GET', `/mailboxes/INBOX/messages/${uid}`);
+    expect(stored.body.flags).toEqual(expect.arrayContaining(['\\Flagged', '\\Seen']));
+    await shot('flagged');
+
+    // Backend switch: the same search on the legacy mbox path gives the same message.
+    await page.selectOption('#backend', 'mbox');
+    await page.waitForFunction(
+      () => window.mailgate.marks.filter((m) => m.name === 'mg:firstrows').length >= 3,
+    );
+    await page.waitForSelector(`#list .ml-row[data-uid="${uid}"]`);
+    await expect(page.locator('#last-timing').textContent()).resolves.toMatch(/^mbox: server \d/);
+    await page.click('#compare');
+    await page.waitForSelector('#compare-rows tr[data-backend="mbox"][data-same="true"]');
+    await page.waitForSelector('#compare-rows tr[data-backend="imap"][data-same]');
+    await shot('compare-backends');
+    await page.click('#compare-dialog button');
+    await page.selectOption('#backend', 'pg');
+
+    // Delete and expunge a message of the mailbox.
+    await page.click('#mailboxes a[data-mailbox="INBOX"]');
+    await page.waitForSelector('#list .ml-row[data-uid="1995"]');
+    await page.click('#list .ml-row[data-uid="1995"]');
+    await page.waitForSelector('#view #delete');
+    await page.click('#view #delete');
+    await page.waitForSelector('#list .ml-row[data-uid="1995"].ml-deleted');
+    await shot('deleted');
+    await page.click('#expunge');
+    await page.waitForSelector('#list .ml-row[data-uid="1995"]', { state: 'detached' });
+    await expect(page.locator('#status').textContent()).resolves.toBe('Expunged 1 message(s)');
+    expect((await api('GET', '/mailboxes/INBOX/messages/1995')).status).toBe(404);
+    await shot('expunged');
+
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('a script in a hostile HTML mail never runs in the page', async () => {
+    const { page, shot, errors } = await signedInPage('hostile');
+    const dialogs = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      d.dismiss();
+    });
+    const consoleLines = [];
+    page.on('console', (m) => consoleLines.push(m.text()));
+    await page.evaluate(() => {
+      window.pwned = [];
+      window.addEventListener('message', (e) => window.pwned.push(String(e.data)));
+    });
+    const hostile = await db.store.search(userId, 'from:mallory', {});
+    expect(hostile.total).toBe(1);
+    const uid = hostile.hits[0].uid;
+    await page.fill('#q', 'from:mallory');
+    await page.press('#q', 'Enter');
+    await page.click(`#list .ml-row[data-uid="${uid}"]`);
+    await page.waitForSelector('#view iframe.body-html');
+    const frame = page.frameLocator('#view iframe.body-html');
+    await expect(frame.locator('p').first().textContent()).resolves.toBe('Nothing to see');
+    await page.waitForTimeout(500);
+    await shot('hostile-message');
+
+    // The same frame with HTML that never went through the sanitiser: the sandbox and the CSP
+    // alone must stop it.
+    await page.evaluate(async () => {
+      const view = await import('/js/message-view.js');
+      view.renderMessage(
+        document.getElementById('view'),
+        {
+          uid: 1,
+          subject: 'raw',
+          flags: [],
+          html:
+            '<p id="raw-bait">raw</p><script>top.document.title="PWNED-raw";alert(2)</script>' +
+            '<img src=x onerror="top.document.title=\'PWNED-raw-img\'">',
+        },
+        { mailbox: 'INBOX', mailboxes: ['INBOX'] },
+      );
+    });
+    await page.waitForSelector('#view iframe.body-html');
+    await expect(
+      page.frameLocator('#view iframe.body-html').locator('#raw-bait').textContent(),
+    ).resolves.toBe('raw');
+    await page.waitForTimeout(500);
+    await shot('unsanitised-frame');
+
+    expect(await page.title()).toBe('mailgate');
+    expect(dialogs).toEqual([]);
+    expect(await page.evaluate(() => window.pwned)).toEqual([]);
+    // Chromium says why the raw script did not run.
+    expect(consoleLines.join('\n')).toMatch(/Blocked script execution|Content Security Policy/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

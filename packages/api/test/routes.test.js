@@ -112,7 +112,13 @@ describe('auth', () => {
     const r = await post('/api/v1/session', { user: 'alice', password: 'alice password 1' }, null);
     expect(errorOf(r)).toEqual([429, 'TOO_MANY_ATTEMPTS']);
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
-    // Unknown users fail the same way (no user enumeration) — and are limited too.
+    // Unknown users fail the same way (no user enumeration), and are limited per user and
+    // address like everyone: alice's failures do not lock them out (issue 15).
+    for (let i = 0; i < 3; i++) {
+      expect(
+        errorOf(await post('/api/v1/session', { user: 'nobody', password: 'x' }, null)),
+      ).toEqual([401, 'INVALID_CREDENTIALS']);
+    }
     expect(errorOf(await post('/api/v1/session', { user: 'nobody', password: 'x' }, null))).toEqual(
       [429, 'TOO_MANY_ATTEMPTS'],
     );

@@ -40,6 +40,14 @@ const defs = {
   UNSUPPORTED_MEDIA_TYPE: ['%s', 415],
   BACKEND_TIMEOUT: ['The backend did not answer in time', 503],
   INTERNAL: ['Internal server error', 500],
+  // A query-string or path parameter that is not what the route takes (strict integers).
+  INVALID_PARAMETER: ['%s', 400],
+  REQUEST_TIMEOUT: ['The request was not received in time', 408],
+  HEADERS_TOO_LARGE: ['Request header fields (or the URL) too large', 431],
+  // NDJSON streams: per-user and server-wide caps keep the database pool for everyone else.
+  TOO_MANY_STREAMS: ['Too many open streams for this user (at most %s); retry later', 429],
+  SERVER_BUSY: ['Too many open streams on the server; retry shortly', 503],
+  ADDRESS_IN_USE: ['Cannot listen on %s port %s: the port is already in use', 500],
   // Elasticsearch mirror (@mailgate/es)
   ES_UNAVAILABLE: ['Elasticsearch unavailable: %s', 503],
   ES_NOT_CONFIGURED: ['Elasticsearch is not configured: set ELASTICSEARCH_URL', 400],

@@ -7,6 +7,7 @@ const { EmbeddedPostgres } = require('./embedded-pg');
 const { openDatabase, MIGRATIONS_DIR } = require('./db');
 const { createProgress } = require('./progress');
 const { hashPassword, verifyPassword } = require('./passwords');
+const { LoginLimiter, LOGIN_LIMIT_DEFAULTS } = require('./login-limiter');
 
 module.exports = {
   loadConfig,
@@ -19,4 +20,6 @@ module.exports = {
   createProgress,
   hashPassword,
   verifyPassword,
+  LoginLimiter,
+  LOGIN_LIMIT_DEFAULTS,
 };

@@ -2,8 +2,7 @@
 
 const crypto = require('node:crypto');
 const fp = require('fastify-plugin');
-const { errors, verifyPassword, hashPassword } = require('@mailgate/core');
-const { FailureLimiter } = require('../limiter');
+const { errors, verifyPassword, hashPassword, LoginLimiter } = require('@mailgate/core');
 
 /*
  * Cross-cutting: authentication. Every route says what it needs in `config.auth` ('user',
@@ -31,16 +30,26 @@ function bearer(req) {
   return m ? m[1] : null;
 }
 
+// build()'s loginLimit: {max, windowMs} (max: failures per user + address) or LoginLimiter
+// options.
+function limiterOptions(o) {
+  if (!o) return {};
+  const { max, ...rest } = o;
+  return max ? { userAddressMax: max, ...rest } : rest;
+}
+
 /**
  * @param {import('fastify').FastifyInstance} app
- * @param {{adminToken?: string|null, tokenTtlSeconds?: number, loginLimit?: object}} opts
+ * @param {{adminToken?: string|null, tokenTtlSeconds?: number, loginLimit?: object,
+ *   loginLimiter?: LoginLimiter}} opts loginLimiter: one shared with the IMAP server;
+ *   loginLimit: options of a new one (`max` = failures per user and address)
  */
 async function authPlugin(app, opts) {
   const adminHash = opts.adminToken ? sha256(opts.adminToken) : null;
   const store = app.store;
   app.decorateRequest('user', null);
   app.decorate('auth', {
-    limiter: new FailureLimiter(opts.loginLimit),
+    limiter: opts.loginLimiter || new LoginLimiter(limiterOptions(opts.loginLimit)),
     tokenTtlSeconds: opts.tokenTtlSeconds || 30 * 24 * 3600,
     verifyLogin: (password, hash) => verifyPassword(password, hash || dummyHash()),
     hashPassword,

@@ -1,5 +1,6 @@
 'use strict';
 
+const { setTimeout: sleep } = require('node:timers/promises');
 const { errors } = require('@mailgate/core');
 const schemas = require('../schemas/session');
 
@@ -9,24 +10,31 @@ async function sessionRoutes(app) {
 
   app.post('/session', { config: { auth: 'none' }, schema: schemas.login }, async (req, reply) => {
     const { user: name, password } = req.body;
-    const { limiter } = auth;
-    const keys = [`ip:${req.ip}`, `ip:${req.ip}|user:${name}`];
-    const wait = Math.max(...keys.map((k) => limiter.blockedFor(k)));
-    if (wait) {
-      const err = new errors.TOO_MANY_ATTEMPTS(wait);
-      err.retryAfter = wait;
+    // Counted before the password is checked (one step), refunded only on success.
+    const attempt = auth.limiter.attempt(name, req.ip);
+    if (!attempt.allowed) {
+      const err = new errors.TOO_MANY_ATTEMPTS(attempt.retryAfter);
+      err.retryAfter = attempt.retryAfter;
       throw err;
     }
-    const row = await app.timed(req, () =>
-      store.knex('users').where({ name }).first('id', 'password_hash'),
-    );
-    const ok = await auth.verifyLogin(password, row && row.password_hash);
+    if (attempt.delayMs) await sleep(attempt.delayMs);
+    let row;
+    let ok;
+    try {
+      row = await app.timed(req, () =>
+        store.knex('users').where({ name }).first('id', 'password_hash'),
+      );
+      ok = await auth.verifyLogin(password, row && row.password_hash);
+    } catch (err) {
+      attempt.cancel();
+      throw err;
+    }
     if (!row || !ok) {
-      keys.forEach((k) => limiter.fail(k));
+      attempt.failed();
       req.log.info({ event: 'login-failed' }, 'failed login');
       throw new errors.INVALID_CREDENTIALS();
     }
-    limiter.clear(keys[1]);
+    attempt.succeeded();
     const t = await app.timed(req, () =>
       store.createToken(row.id, { ttlSeconds: auth.tokenTtlSeconds, label: 'session' }),
     );

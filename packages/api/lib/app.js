@@ -1,7 +1,8 @@
 'use strict';
 
+const http = require('node:http');
 const Fastify = require('fastify');
-const { toPublic } = require('./errors');
+const { toPublic, BY_STATUS } = require('./errors');
 const schemas = require('./schemas/common');
 const routePlugins = require('./routes');
 
@@ -51,11 +52,18 @@ async function build(opts) {
       const p = toPublic(err);
       reply.code(p.status).send({ error: { code: p.code, message: p.message } });
     },
+    // Errors Node's HTTP parser answers before Fastify sees a request (oversized headers or
+    // URL, malformed request line, headers not received within requestTimeout).
+    clientErrorHandler,
+    // Node's defaults, stated: headers (URL included) up to 16 KB, else 431; requestTimeout
+    // is enforced by a check every 2 s (Node's default: 30 s).
+    http: { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: 2000 },
     ...(opts.fastify || {}),
   });
   for (const s of schemas.all) app.addSchema(s);
 
   await app.register(require('./plugins/errors'));
+  await app.register(require('./plugins/params'));
   await app.register(require('./plugins/timing'));
   await app.register(require('./plugins/mail'), opts);
   await app.register(require('./plugins/auth'), opts);
@@ -68,6 +76,27 @@ async function build(opts) {
   );
   if (opts.webPage !== false) await app.register(require('./plugins/web-page'));
   return app;
+}
+
+/**
+ * Answers a client error on the raw socket in the coded shape, then closes it.
+ * @param {Error & {code?: string}} err
+ * @param {import('node:net').Socket} socket
+ */
+function clientErrorHandler(err, socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const [code, message] =
+    status === 400 ? ['INVALID_INPUT', 'Malformed HTTP request'] : BY_STATUS[status];
+  const body = JSON.stringify({ error: { code, message } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 module.exports = { build };

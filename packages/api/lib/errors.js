@@ -36,6 +36,73 @@ function queryMessage(err) {
   return String(err.message).replace(/^(Invalid query: )+/, 'Invalid query: ');
 }
 
+const SYMBOL = { '<=': '≤', '>=': '≥', '<': '<', '>': '>' };
+
+/**
+ * One Ajv error as a sentence naming the field: `limit must be ≤ 1000`.
+ * @param {string} context 'querystring', 'params', 'body' or 'headers'
+ * @param {object} v Ajv error object
+ * @returns {string}
+ */
+function validationMessage(context, v) {
+  const path = (v.instancePath || '').split('/').filter(Boolean);
+  const p = v.params || {};
+  if (p.missingProperty) path.push(p.missingProperty);
+  const inUrl = context === 'querystring' || context === 'params';
+  const field = inUrl ? path.join('.') || context : ['body', ...path].join('.');
+  switch (v.keyword) {
+    case 'required':
+      return `${field} is required`;
+    case 'additionalProperties':
+      return inUrl
+        ? `unknown parameter ${String(p.additionalProperty).slice(0, 64)}`
+        : `${field} has an unknown property ${String(p.additionalProperty).slice(0, 64)}`;
+    case 'maximum':
+    case 'minimum':
+    case 'exclusiveMaximum':
+    case 'exclusiveMinimum':
+      return `${field} must be ${SYMBOL[p.comparison] || p.comparison} ${p.limit}`;
+    case 'type':
+      return `${field} must be ${/integer|number/.test(p.type) ? 'a decimal integer' : `of type ${p.type}`}`;
+    case 'enum':
+      return `${field} must be one of: ${(p.allowedValues || []).join(', ')}`;
+    case 'maxLength':
+      return `${field} must be at most ${p.limit} characters`;
+    case 'minLength':
+      return p.limit === 1
+        ? `${field} must not be empty`
+        : `${field} must be at least ${p.limit} characters`;
+    case 'maxItems':
+      return `${field} must have at most ${p.limit} items`;
+    case 'minItems':
+      return `${field} must have at least ${p.limit} items`;
+    case 'pattern':
+      return `${field} has an invalid format`;
+    case 'oneOf':
+      return `${field} must match exactly one of its forms`;
+    default:
+      return `${field} ${v.message || 'is invalid'}`;
+  }
+}
+
+// Fastify's and its plugins' own client errors (e.g. @fastify/static's 403 for a path that
+// leaves its root) carry a status but no catalogue code: answered with the code of the
+// status and a fixed message, since their text may name files.
+const BY_STATUS = {
+  400: ['INVALID_INPUT', 'Invalid request'],
+  403: ['FORBIDDEN', 'Forbidden'],
+  404: ['NOT_FOUND', 'Not found'],
+  405: ['NOT_FOUND', 'Method not allowed'],
+  406: ['INVALID_INPUT', 'Not acceptable'],
+  408: ['REQUEST_TIMEOUT', 'The request was not received in time'],
+  411: ['INVALID_INPUT', 'Length required'],
+  413: ['PAYLOAD_TOO_LARGE', 'Body too large'],
+  414: ['HEADERS_TOO_LARGE', 'URL too long'],
+  415: ['UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type'],
+  416: ['INVALID_INPUT', 'Range not satisfiable'],
+  431: ['HEADERS_TOO_LARGE', 'Request header fields (or the URL) too large'],
+};
+
 /**
  * Maps any error to the HTTP status and the public `{code, message}`.
  * @param {any} err
@@ -43,13 +110,12 @@ function queryMessage(err) {
  */
 function toPublic(err) {
   if (err && err.validation) {
-    const v = err.validation[0] || {};
-    const where = `${err.validationContext || 'request'}${v.instancePath || ''}`;
-    const field = v.params && v.params.missingProperty ? `/${v.params.missingProperty}` : '';
+    const context = err.validationContext || 'request';
+    const inUrl = context === 'querystring' || context === 'params';
     return {
       status: 400,
-      code: 'INVALID_INPUT',
-      message: `${where}${field} ${v.message || 'is invalid'}`.trim(),
+      code: inUrl ? 'INVALID_PARAMETER' : 'INVALID_INPUT',
+      message: validationMessage(context, err.validation[0] || {}),
       internal: false,
     };
   }
@@ -87,6 +153,11 @@ function toPublic(err) {
           : 'INVALID_INPUT';
     return { status: err.statusCode, code: mapped, message: err.message, internal: false };
   }
+  const status = err && Number(err.statusCode || err.status);
+  if (BY_STATUS[status]) {
+    const [mapped, message] = BY_STATUS[status];
+    return { status, code: mapped, message, internal: false };
+  }
   // Data errors PostgreSQL raised on a value the client sent (class 22): a validation gap,
   // answered as bad input without echoing the SQL error.
   if (/^22/.test(code)) {
@@ -100,4 +171,4 @@ function toPublic(err) {
   return { status: 500, code: 'INTERNAL', message: 'Internal server error', internal: true };
 }
 
-module.exports = { errors, isDbDown, toPublic };
+module.exports = { errors, isDbDown, toPublic, BY_STATUS };

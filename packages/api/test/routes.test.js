@@ -241,11 +241,11 @@ describe('mailboxes and header scans', () => {
     ]);
     expect(errorOf(await get('/api/v1/mailboxes/INBOX/messages?limit=0'))).toEqual([
       400,
-      'INVALID_INPUT',
+      'INVALID_PARAMETER',
     ]);
     expect(errorOf(await get('/api/v1/mailboxes/INBOX/messages?order=size'))).toEqual([
       400,
-      'INVALID_INPUT',
+      'INVALID_PARAMETER',
     ]);
     expect(errorOf(await get('/api/v1/mailboxes/INBOX/messages?backend=es'))).toEqual([
       400,
@@ -253,7 +253,7 @@ describe('mailboxes and header scans', () => {
     ]);
     expect(errorOf(await get('/api/v1/mailboxes/INBOX/messages?backend=oracle'))).toEqual([
       400,
-      'INVALID_INPUT',
+      'INVALID_PARAMETER',
     ]);
     const c = (await get('/api/v1/mailboxes/INBOX/messages?limit=1')).json().nextCursor;
     expect(errorOf(await get(`/api/v1/mailboxes/INBOX/messages?order=date&cursor=${c}`))).toEqual([
@@ -319,12 +319,12 @@ describe('messages', () => {
     for (const u of ['0', '-1', 'abc', '1.5', '99999999999999999999']) {
       expect(errorOf(await get(`/api/v1/mailboxes/INBOX/messages/${u}`))).toEqual([
         400,
-        'INVALID_INPUT',
+        'INVALID_PARAMETER',
       ]);
     }
     expect(errorOf(await get('/api/v1/mailboxes/INBOX/messages/2/attachments/..%2F1'))).toEqual([
       400,
-      'INVALID_INPUT',
+      'INVALID_PARAMETER',
     ]);
   });
 });

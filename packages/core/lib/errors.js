@@ -47,7 +47,6 @@ const defs = {
   // NDJSON streams: per-user and server-wide caps keep the database pool for everyone else.
   TOO_MANY_STREAMS: ['Too many open streams for this user (at most %s); retry later', 429],
   SERVER_BUSY: ['Too many open streams on the server; retry shortly', 503],
-  ADDRESS_IN_USE: ['Cannot listen on %s port %s: the port is already in use', 500],
   // Elasticsearch mirror (@mailgate/es)
   ES_UNAVAILABLE: ['Elasticsearch unavailable: %s', 503],
   ES_NOT_CONFIGURED: ['Elasticsearch is not configured: set ELASTICSEARCH_URL', 400],

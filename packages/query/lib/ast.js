@@ -102,6 +102,24 @@ function check(node, depth) {
   }
 }
 
+/**
+ * Mailbox names an AST restricts to (`in:` nodes), so a backend can refuse names the user
+ * does not have (INVALID_QUERY) instead of answering 0 hits.
+ * @param {object} ast
+ * @returns {Set<string>}
+ */
+function mailboxesIn(ast) {
+  const out = new Set();
+  const walk = (n) => {
+    if (!n || typeof n !== 'object') return;
+    if (n.type === 'mailbox') out.add(n.value);
+    for (const c of n.children || []) walk(c);
+    walk(n.child);
+  };
+  walk(ast);
+  return out;
+}
+
 module.exports = {
   LIMITS,
   SUBSTRING_FIELDS,
@@ -110,4 +128,5 @@ module.exports = {
   SIZE_OPS,
   dayStartMs,
   validate,
+  mailboxesIn,
 };

@@ -13,7 +13,7 @@ const { compileSql, likeEscape } = require('./sql');
 const { compilePredicate } = require('./predicate');
 const { compileImap } = require('./imap');
 const { tokenize } = require('./tokenize');
-const { validate, LIMITS } = require('./ast');
+const { validate, mailboxesIn, LIMITS } = require('./ast');
 
 module.exports = {
   parse,
@@ -24,6 +24,7 @@ module.exports = {
   likeEscape,
   tokenize,
   validate,
+  mailboxesIn,
   QueryError,
   LIMITS,
 };

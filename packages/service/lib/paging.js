@@ -1,7 +1,7 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const { parse, validate } = require('@mailgate/query');
+const { parse, validate, mailboxesIn } = require('@mailgate/query');
 
 /*
  * What every backend shares around its own answers: opaque cursors, scan order options and
@@ -59,15 +59,6 @@ function toAst(query) {
   return parse(query == null ? '' : String(query));
 }
 
-/** Mailbox names an AST restricts to (`in:`). */
-function mailboxesIn(ast, out = new Set()) {
-  if (!ast || typeof ast !== 'object') return out;
-  if (ast.type === 'mailbox') out.add(ast.value);
-  for (const c of ast.children || []) mailboxesIn(c, out);
-  if (ast.child) mailboxesIn(ast.child, out);
-  return out;
-}
-
 /**
  * Fails with INVALID_QUERY (400) when the query names a mailbox the user does not have: a
  * typo in `in:` must not look like "no mail".
@@ -115,7 +106,6 @@ module.exports = {
   decodeCursor,
   scanOrder,
   toAst,
-  mailboxesIn,
   checkMailboxes,
   perMailbox,
   pageHits,

@@ -203,6 +203,7 @@ const mailOps = {
       selBindings = [opts.uids];
     } else {
       const ast = typeof opts.query === 'string' ? parseQuery(opts.query) : opts.query;
+      await this.checkQueryMailboxes(userId, ast);
       const w = compileSql(ast, { alias: 'm', userId });
       selector = w.sql;
       selBindings = w.bindings;

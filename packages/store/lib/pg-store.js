@@ -1,7 +1,7 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const { parse, compileSql } = require('@mailgate/query');
+const { parse, compileSql, mailboxesIn } = require('@mailgate/query');
 const { copyRows } = require('./copy');
 const { HEADER_COLUMNS, headerRow, headerJson } = require('./header-row');
 
@@ -162,6 +162,7 @@ class PgStore {
    */
   async search(userId, query, opts = {}) {
     const ast = typeof query === 'string' ? parseQuery(query) : query;
+    await this.checkQueryMailboxes(userId, ast);
     const where = compileSql(ast, { alias: 'm', userId });
     const bindings = [userId];
     let mb = '';
@@ -177,6 +178,25 @@ class PgStore {
     );
     const hits = r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
     return { total: hits.length, hits: opts.limit ? hits.slice(0, opts.limit) : hits };
+  }
+
+  /**
+   * INVALID_QUERY (400) when the query's `in:` names a mailbox the user does not have: a typo
+   * must not read as "no mail" (issue 11).
+   * @param {number} userId
+   * @param {object} ast
+   */
+  async checkQueryMailboxes(userId, ast) {
+    const wanted = [...mailboxesIn(ast)];
+    if (!wanted.length) return;
+    const found = await this.knex('mailboxes')
+      .where({ user_id: userId })
+      .whereIn('name', wanted)
+      .pluck('name');
+    const missing = wanted.filter((w) => !found.includes(w));
+    if (missing.length) {
+      throw new errors.INVALID_QUERY(`Invalid query: no mailbox '${missing[0]}' for 'in:'`);
+    }
   }
 
   /**

@@ -113,17 +113,19 @@ async function exportMaildir(opts) {
       if (i >= 0) letters.push(String.fromCharCode(97 + i));
     }
     const meta = row.source_meta || {};
-    const base =
-      row.source_name && meta.fileName
-        ? row.source_name
-        : `${Math.floor(new Date(row.internal_date).getTime() / 1000)}.M${row.uid}.mailgate`;
+    // A maildir message is named by its base name within its folder (the `:2,` info changes
+    // with its flags). Kept from the source when there is one; made up from mtime and uid
+    // (unique in the mailbox) otherwise, or when two stored messages share a source name.
+    const madeUp = `${Math.floor(new Date(row.internal_date).getTime() / 1000)}.M${row.uid}.mailgate`;
+    let base = row.source_name && meta.fileName ? row.source_name : madeUp;
+    if (used.has(`${dir}\0${base}`)) base = madeUp;
+    if (used.has(`${dir}\0${base}`)) throw new Error(`duplicate maildir name ${base} in ${dir}`);
+    used.add(`${dir}\0${base}`);
     const sub = meta.dir === 'new' && !(row.flags || []).length ? 'new' : 'cur';
     const name =
       sub === 'new'
         ? base
         : formatMaildirName(base, [...(row.flags || []), ...(row.keywords || [])], letters);
-    if (used.has(name)) throw new Error(`duplicate maildir name ${name}`);
-    used.add(name);
     const file = path.join(dir, sub, name);
     fs.writeFileSync(file, row.raw);
     fs.utimesSync(file, row.internal_date, row.internal_date);
@@ -141,10 +143,13 @@ async function exportMaildir(opts) {
 
 async function exportTree(opts, writeOne) {
   const user = await opts.store.getUser(opts.user);
-  const boxes = await opts.store.knex('mailboxes').where({ user_id: user.id }).orderBy('name');
+  const boxes = [];
+  for (const { name } of await opts.store.listMailboxes(user.id))
+    boxes.push(await opts.store.getMailbox(user.id, name));
   fs.mkdirSync(opts.out, { recursive: true });
   let messages = 0;
   let bytes = 0;
+  // Names written so far, keyed by folder: writeOne keeps names unique per folder.
   const used = new Set();
   for (const mb of boxes) {
     for await (const row of opts.store.streamSources(user.id, mb.id)) {

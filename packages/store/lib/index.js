@@ -16,6 +16,7 @@ Object.assign(
   require('./mail-ops').mailOps,
   require('./mailbox-ops').mailboxOps,
   require('./tokens').tokenOps,
+  require('./import-ops').importOps,
 );
 
 module.exports = { PgStore, ...headerRow, splitFlags, SYSTEM_FLAGS, hashToken };

@@ -62,3 +62,52 @@ test('export maildir after import mh of several folders: one file per message, n
     ['work/old', 1],
   ]);
 });
+
+test('verify: a quarantined binary file is reported as quarantined (checked), exit 0', () => {
+  const root = path.join(tmp, 'Maildir-bin');
+  const garbage = Buffer.alloc(2000);
+  for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919) % 256;
+  garbage[0] = 0x01;
+  writeFiles(root, {
+    'cur/1000.M1.host:2,S': msg({ subject: 'one' }),
+    'cur/1001.M2.host:2,': garbage,
+    'new/1002.M3.host': msg({ subject: 'three' }),
+  });
+  const imp = cli(['import', 'maildir', root, '--user', 'bin', '--json']);
+  expect(imp.json).toMatchObject({ messages: 3, imported: 2, quarantined: 1 });
+  const v = cli(['verify', 'maildir', root, '--user', 'bin', '--json']);
+  expect(v.code).toBe(0);
+  expect(v.json).toMatchObject({
+    ok: true,
+    messages: 3,
+    present: 2,
+    quarantined: 1,
+    missing: 0,
+    mismatched: 0,
+  });
+  const human = cli(['verify', 'maildir', root, '--user', 'bin']);
+  expect(human.code).toBe(0);
+  expect(human.stderr).toMatch(
+    /^OK: 3 source messages, 2 present and identical, 1 kept byte-exact in quarantine/m,
+  );
+});
+
+test('verify: a damaged quarantined copy or a missing message still fails', async () => {
+  const root = path.join(tmp, 'Maildir-bin');
+  // The quarantined copy is checked byte for byte: one changed byte is a difference.
+  await suite.db.knex.raw(
+    `UPDATE quarantine SET raw = overlay(raw placing '\\x00'::bytea from 10)
+      WHERE user_id = (SELECT id FROM users WHERE name = 'bin')`,
+  );
+  const v = cli(['verify', 'maildir', root, '--user', 'bin', '--json']);
+  expect(v.code).toBe(1);
+  expect(v.json).toMatchObject({ ok: false, present: 2, quarantined: 0, mismatched: 1 });
+  expect(v.json.problems).toEqual([
+    { mailbox: 'INBOX', position: 'cur/1001.M2.host:2,', problem: 'quarantined bytes differ' },
+  ]);
+  writeFiles(root, { 'cur/1003.M4.host:2,S': msg({ subject: 'four, never imported' }) });
+  const again = cli(['verify', 'maildir', root, '--user', 'bin']);
+  expect(again.code).toBe(1);
+  expect(again.stderr).toMatch(/^FAILED: .* 1 missing, 1 differ/m);
+  expect(again.stderr).toMatch(/^VERIFY_FAILED: /m);
+});

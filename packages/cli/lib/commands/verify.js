@@ -16,7 +16,10 @@ const importer = require('@mailgate/importer');
 function register(program, ctx) {
   program
     .command('verify')
-    .description('check that every message of a source is stored byte-identical (exit 0 only then)')
+    .description(
+      'check that every message of a source is stored byte-identical, or kept byte-exact in ' +
+        'quarantine when it is not mail (exit 0 only then)',
+    )
     .addArgument(new Argument('<kind>', 'source kind').choices(['mbox', 'maildir', 'mh']))
     .argument('<path>')
     .requiredOption('--user <user>')
@@ -29,8 +32,14 @@ function register(program, ctx) {
       ctx.out(o.json, r, (x) => {
         process.stderr.write(
           `${x.ok ? 'OK' : 'FAILED'}: ${x.messages} source messages, ${x.present} present and identical, ` +
+            `${x.quarantined} kept byte-exact in quarantine, ` +
             `${x.missing} missing, ${x.mismatched} differ, ${x.unreadable} unreadable\n`,
         );
+        if (x.quarantined)
+          process.stderr.write(
+            `  ${x.quarantined} source entries are not mail the store could parse; ` +
+              `they are checked in quarantine (mailgate quarantine --user ${o.user} lists them)\n`,
+          );
         for (const pr of x.problems.slice(0, 20)) {
           process.stderr.write(`  ${pr.mailbox} ${pr.position}: ${pr.problem}\n`);
         }

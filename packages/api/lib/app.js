@@ -66,6 +66,7 @@ async function build(opts) {
   await app.register(require('./plugins/params'));
   await app.register(require('./plugins/timing'));
   await app.register(require('./plugins/mail'), opts);
+  await app.register(require('./plugins/service'), opts);
   await app.register(require('./plugins/auth'), opts);
   if (opts.docs !== false) await app.register(require('./plugins/docs'));
   await app.register(

@@ -14,4 +14,8 @@ module.exports = [
   require('./message'),
   require('./search'),
   require('./flags'),
+  require('./mailbox-admin'),
+  require('./transfer'),
+  require('./append'),
+  require('./changes'),
 ];

@@ -1,0 +1,49 @@
+'use strict';
+
+const { errorsFor, mailboxParams, backend, security } = require('./common');
+
+/** GET /mailboxes/{mailbox}/changes */
+const changes = {
+  tags: ['mail'],
+  summary: 'What changed after a modseq: flags, new and expunged messages (sync)',
+  description:
+    'Keeps a client cache in sync without re-reading the mailbox (RFC 7162 CONDSTORE/QRESYNC ' +
+    'semantics). `changed` holds every message whose flags changed or that arrived (copy, ' +
+    'move, append) after `since`; `expunged` the uids removed after it. Ask again with the ' +
+    "answer's `highestModseq`.",
+  security,
+  params: mailboxParams,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['since'],
+    properties: {
+      since: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+      backend,
+    },
+  },
+  response: {
+    200: {
+      type: 'object',
+      properties: {
+        highestModseq: { type: 'integer' },
+        changed: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              uid: { type: 'integer' },
+              flags: { type: 'array', items: { type: 'string' } },
+              keywords: { type: 'array', items: { type: 'string' } },
+              modseq: { type: 'integer' },
+            },
+          },
+        },
+        expunged: { type: 'array', items: { type: 'integer' } },
+      },
+    },
+    ...errorsFor(400, 401, 404, 501, 503),
+  },
+};
+
+module.exports = { changes };

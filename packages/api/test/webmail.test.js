@@ -1,0 +1,251 @@
+'use strict';
+
+const { setup, req } = require('./helpers');
+const { msg } = require('../../../test/support/mail');
+
+/*
+ * The routes webmail needs beyond reading (issue 14): mailbox create/rename/delete, copy and
+ * move, append, and the changes feed, all through the mail service; each one keeps other
+ * users' mailboxes invisible (404).
+ */
+
+let t;
+let alice;
+let bob;
+beforeAll(async () => {
+  t = await setup();
+  alice = await t.user('alice');
+  bob = await t.user('bob');
+  await t.mail('alice', 'INBOX', [
+    msg({ subject: 'one' }),
+    msg({ subject: 'two' }),
+    msg({ subject: 'three' }),
+  ]);
+  await t.mail('alice', 'Archive', [msg({ subject: 'archived' })]);
+  await t.mail('bob', 'INBOX', [msg({ subject: 'bob only' })]);
+});
+afterAll(() => t.close());
+
+const call = (method, url, payload, tok = alice, headers) =>
+  req(t.app, tok, { method, url: `/api/v1${url}`, payload, headers });
+const errorOf = (r) => [r.statusCode, r.json().error.code];
+const names = async (tok = alice) =>
+  (await call('GET', '/mailboxes', undefined, tok)).json().mailboxes.map((b) => b.name);
+const subjects = async (box, tok = alice) =>
+  (await call('GET', `/mailboxes/${encodeURIComponent(box)}/messages?limit=100`, undefined, tok))
+    .json()
+    .messages.map((m) => [m.uid, m.subject]);
+
+describe('mailbox create, rename, delete', () => {
+  test('create, then the same name again is 409', async () => {
+    const r = await call('POST', '/mailboxes', { name: 'Drafts' });
+    expect(r.statusCode).toBe(201);
+    expect(r.json()).toEqual({ name: 'Drafts' });
+    expect(await names()).toContain('Drafts');
+    expect(await names(bob)).not.toContain('Drafts');
+    expect(errorOf(await call('POST', '/mailboxes', { name: 'Drafts' }))).toEqual([
+      409,
+      'MAILBOX_EXISTS',
+    ]);
+  });
+
+  test('rename keeps the messages; delete removes the mailbox; INBOX cannot go', async () => {
+    await call('POST', '/mailboxes', { name: 'Old' });
+    await call('POST', '/mailboxes/Archive/copy', { uids: [1], target: 'Old' });
+    const r = await call('PATCH', '/mailboxes/Old', { name: 'Renamed/Sub' });
+    expect(r.statusCode).toBe(200);
+    expect(await names()).toEqual(expect.arrayContaining(['Renamed/Sub']));
+    expect(await names()).not.toContain('Old');
+    expect(await subjects('Renamed/Sub')).toEqual([[1, 'archived']]);
+    expect(
+      (await call('DELETE', `/mailboxes/${encodeURIComponent('Renamed/Sub')}`)).statusCode,
+    ).toBe(204);
+    expect(await names()).not.toContain('Renamed/Sub');
+    expect(errorOf(await call('DELETE', '/mailboxes/INBOX'))).toEqual([400, 'INVALID_INPUT']);
+    expect(errorOf(await call('PATCH', '/mailboxes/Nope', { name: 'X' }))).toEqual([
+      404,
+      'MAILBOX_NOT_FOUND',
+    ]);
+  });
+
+  test('bad names are coded 400s', async () => {
+    expect((await call('POST', '/mailboxes', { name: '' })).statusCode).toBe(400);
+    expect((await call('POST', '/mailboxes', { name: 'a\nb' })).statusCode).toBe(400);
+    expect((await call('POST', '/mailboxes', {})).json().error.code).toMatch(/^INVALID_/);
+  });
+});
+
+describe('copy and move', () => {
+  test('copy maps source uids to new uids; the source keeps them', async () => {
+    await call('POST', '/mailboxes', { name: 'Copies' });
+    const r = await call('POST', '/mailboxes/INBOX/copy', { uids: [1, 2], target: 'Copies' });
+    expect(r.statusCode).toBe(200);
+    const body = r.json();
+    expect(body.map).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    expect(body.uidvalidity).toBeGreaterThan(0);
+    expect(await subjects('Copies')).toEqual([
+      [1, 'one'],
+      [2, 'two'],
+    ]);
+    expect((await subjects('INBOX')).map((x) => x[0])).toEqual(expect.arrayContaining([1, 2]));
+  });
+
+  test('move takes the message out of the source at once', async () => {
+    await call('POST', '/mailboxes', { name: 'Moved' });
+    const r = await call('POST', '/mailboxes/INBOX/move', { uids: [3], target: 'Moved' });
+    expect(r.statusCode).toBe(200);
+    expect(r.json().map).toEqual([[3, 1]]);
+    expect((await call('GET', '/mailboxes/INBOX/messages/3')).statusCode).toBe(404);
+    expect(await subjects('Moved')).toEqual([[1, 'three']]);
+  });
+
+  test('a target that does not exist is 404, and nothing moves', async () => {
+    expect(
+      errorOf(await call('POST', '/mailboxes/INBOX/move', { uids: [1], target: 'Nope' })),
+    ).toEqual([404, 'MAILBOX_NOT_FOUND']);
+    expect((await call('GET', '/mailboxes/INBOX/messages/1')).statusCode).toBe(200);
+  });
+});
+
+describe('append', () => {
+  test('stores the exact bytes with flags and keywords', async () => {
+    const raw = Buffer.from(
+      'From: Alice <alice@example.org>\r\nTo: bob@example.net\r\nSubject: draft \xe9\r\n\r\nBody\r\n',
+      'latin1',
+    );
+    const r = await req(t.app, alice, {
+      method: 'POST',
+      url: '/api/v1/mailboxes/Drafts/messages?flags=%5CDraft&flags=%5CSeen&flags=todo',
+      payload: raw,
+      headers: { 'content-type': 'message/rfc822' },
+    });
+    expect(r.statusCode).toBe(201);
+    const { uid, uidvalidity } = r.json();
+    expect(uid).toBe(1);
+    expect(uidvalidity).toBeGreaterThan(0);
+    const m = (await call('GET', `/mailboxes/Drafts/messages/${uid}`)).json();
+    expect(m.flags.sort()).toEqual(['\\Draft', '\\Seen']);
+    expect(m.keywords).toEqual(['todo']);
+    expect(m.subject).toMatch(/^draft/);
+    const back = await call('GET', `/mailboxes/Drafts/messages/${uid}/raw`);
+    expect(back.rawPayload.equals(raw)).toBe(true);
+  });
+
+  test('an empty body or a JSON body is refused', async () => {
+    const empty = await req(t.app, alice, {
+      method: 'POST',
+      url: '/api/v1/mailboxes/Drafts/messages',
+      payload: Buffer.alloc(0),
+      headers: { 'content-type': 'message/rfc822' },
+    });
+    expect(errorOf(empty)).toEqual([400, 'INVALID_INPUT']);
+    const json = await call('POST', '/mailboxes/Drafts/messages', { raw: 'x' });
+    expect(errorOf(json)).toEqual([400, 'INVALID_INPUT']);
+  });
+});
+
+describe('changes since a modseq', () => {
+  test('flag changes, appends and expunges from another session all show; then nothing', async () => {
+    const box = (await call('GET', '/mailboxes')).json().mailboxes.find((b) => b.name === 'INBOX');
+    const since = box.highestModseq;
+    const none = (await call('GET', `/mailboxes/INBOX/changes?since=${since}`)).json();
+    expect(none).toEqual({ highestModseq: since, changed: [], expunged: [] });
+
+    // Another session of the same user (its own token) changes the mailbox.
+    const other = (await t.db.store.createToken((await t.db.store.getUser('alice')).id)).token;
+    await call('POST', '/mailboxes/INBOX/flags', { uids: [1], add: ['\\Flagged'] }, other);
+    const appended = await req(t.app, other, {
+      method: 'POST',
+      url: '/api/v1/mailboxes/INBOX/messages',
+      payload: msg({ subject: 'new arrival' }),
+      headers: { 'content-type': 'message/rfc822' },
+    });
+    const newUid = appended.json().uid;
+    await call('POST', '/mailboxes/INBOX/flags', { uids: [2], add: ['\\Deleted'] }, other);
+    await call('POST', '/mailboxes/INBOX/expunge', null, other);
+
+    const r = await call('GET', `/mailboxes/INBOX/changes?since=${since}`);
+    expect(r.statusCode).toBe(200);
+    const c = r.json();
+    expect(c.highestModseq).toBeGreaterThan(since);
+    expect(c.expunged).toEqual([2]);
+    const byUid = new Map(c.changed.map((x) => [x.uid, x]));
+    expect(byUid.get(1).flags).toContain('\\Flagged');
+    expect(byUid.has(newUid)).toBe(true);
+    expect(byUid.has(2)).toBe(false);
+    for (const x of c.changed) expect(x.modseq).toBeGreaterThan(since);
+
+    const after = (await call('GET', `/mailboxes/INBOX/changes?since=${c.highestModseq}`)).json();
+    expect(after).toEqual({ highestModseq: c.highestModseq, changed: [], expunged: [] });
+  });
+
+  test('since is required and must be a number', async () => {
+    expect((await call('GET', '/mailboxes/INBOX/changes')).statusCode).toBe(400);
+    expect((await call('GET', '/mailboxes/INBOX/changes?since=x')).statusCode).toBe(400);
+  });
+});
+
+describe("another user's mailboxes are not found", () => {
+  test('bob cannot reach alice-only mailboxes through any new route', async () => {
+    const aliceOnly = 'Archive';
+    expect(await names(bob)).not.toContain(aliceOnly);
+    const tries = [
+      ['PATCH', `/mailboxes/${aliceOnly}`, { name: 'Stolen' }],
+      ['DELETE', `/mailboxes/${aliceOnly}`],
+      ['POST', `/mailboxes/${aliceOnly}/copy`, { uids: [1], target: 'INBOX' }],
+      ['POST', `/mailboxes/${aliceOnly}/move`, { uids: [1], target: 'INBOX' }],
+      ['POST', '/mailboxes/INBOX/copy', { uids: [1], target: aliceOnly }],
+      ['GET', `/mailboxes/${aliceOnly}/changes?since=0`],
+    ];
+    for (const [method, url, body] of tries) {
+      expect([method, url, ...errorOf(await call(method, url, body, bob))]).toEqual([
+        method,
+        url,
+        404,
+        'MAILBOX_NOT_FOUND',
+      ]);
+    }
+    const append = await req(t.app, bob, {
+      method: 'POST',
+      url: `/api/v1/mailboxes/${aliceOnly}/messages`,
+      payload: msg({ subject: 'intruder' }),
+      headers: { 'content-type': 'message/rfc822' },
+    });
+    expect(errorOf(append)).toEqual([404, 'MAILBOX_NOT_FOUND']);
+    // Alice's Archive is untouched.
+    expect(await subjects('Archive')).toEqual([[1, 'archived']]);
+    // Bob's own INBOX: alice's uids do not exist there, nothing is copied.
+    expect(await subjects('INBOX', bob)).toEqual([[1, 'bob only']]);
+  });
+
+  test('every new route needs a token', async () => {
+    for (const [method, url] of [
+      ['POST', '/mailboxes'],
+      ['PATCH', '/mailboxes/INBOX'],
+      ['DELETE', '/mailboxes/INBOX'],
+      ['POST', '/mailboxes/INBOX/copy'],
+      ['POST', '/mailboxes/INBOX/move'],
+      ['POST', '/mailboxes/INBOX/messages'],
+      ['GET', '/mailboxes/INBOX/changes?since=0'],
+    ]) {
+      expect(errorOf(await call(method, url, undefined, null))).toEqual([401, 'UNAUTHORIZED']);
+    }
+  });
+
+  test('the OpenAPI document lists them', async () => {
+    const doc = (await req(t.app, null, { url: '/docs/json' })).json();
+    expect(Object.keys(doc.paths['/api/v1/mailboxes'])).toEqual(
+      expect.arrayContaining(['get', 'post']),
+    );
+    expect(Object.keys(doc.paths['/api/v1/mailboxes/{mailbox}'])).toEqual(
+      expect.arrayContaining(['patch', 'delete']),
+    );
+    for (const p of ['copy', 'move', 'changes', 'messages']) {
+      expect(doc.paths).toHaveProperty([`/api/v1/mailboxes/{mailbox}/${p}`]);
+    }
+    expect(doc.paths['/api/v1/mailboxes/{mailbox}/messages']).toHaveProperty('post');
+  });
+});

@@ -2,6 +2,7 @@
 
 const { errors } = require('@mailgate/core');
 const { validate } = require('@mailgate/query');
+const { queryTokens } = require('./words');
 
 /*
  * The query-language AST (@mailgate/query) compiled to an Elasticsearch query. Everything runs
@@ -9,10 +10,10 @@ const { validate } = require('@mailgate/query');
  * ranked, so no scoring work is done.
  *
  * Semantics per node, and where ES differs from PostgreSQL (README "Operators on ES"):
- * - word / phrase: `match` (all tokens) / `match_phrase` on `words` (subject, From/To/Cc text,
- *   body), standard analyzer: lower-cased, no stemming, no stop words — the same word search
- *   as pg's `simple` tsvector, except that the two tokenizers split e-mail addresses, host
- *   names and hyphenated words differently.
+ * - word / phrase: `match` (all tokens) / `match_phrase` on `words`, whose tokens are the
+ *   message's PostgreSQL lexemes (words.js). The query's words are PostgreSQL's lexemes of
+ *   the same text (opts.lexemes, from lexemesOf), so ES looks up exactly the lexemes that
+ *   plainto_tsquery / phraseto_tsquery would: one tokenisation for both backends.
  * - from: to: cc: subject: — IMAP substring: a case-insensitive `wildcard` `*value*` on the
  *   untokenized keyword field (values over 32766 UTF-8 bytes are not indexed there).
  * - body: and text: — substring search over whole bodies needs n-gram indexes, which a stock
@@ -35,35 +36,50 @@ function wildcardEscape(s) {
 /**
  * Compiles a query AST to an Elasticsearch query object (for `query:` of a search).
  * @param {object} ast a query AST (validated here)
- * @param {object} [opts] reserved (same signature as compileSql)
+ * @param {{lexemes?: Map<string, Array<[number, string]>>}} [opts] lexemes: PostgreSQL's
+ *   lexemes of every word and phrase value of the AST (textValues + lexemesOf); required when
+ *   the AST has words or phrases
  * @returns {object} ES query DSL
  * @throws {Error} INVALID_QUERY for a malformed AST, ES_UNSUPPORTED_QUERY for body:/text:
  */
 function compileEs(ast, opts = {}) {
-  void opts;
   try {
     validate(ast);
   } catch (err) {
     if (err.code === 'INVALID_QUERY') throw new errors.INVALID_QUERY(err.message);
     throw err;
   }
-  return emit(ast);
+  return emit(ast, opts.lexemes || new Map());
 }
 
-function emit(node) {
+function tokensOf(lexemes, value) {
+  if (!lexemes.has(value)) {
+    throw new TypeError(`compileEs: no PostgreSQL lexemes given for ${JSON.stringify(value)}`);
+  }
+  return queryTokens(lexemes.get(value));
+}
+
+function emit(node, lexemes) {
+  const recurse = (n) => emit(n, lexemes);
   switch (node.type) {
     case 'all':
       return { match_all: {} };
     case 'and':
-      return { bool: { filter: node.children.map(emit) } };
+      return { bool: { filter: node.children.map(recurse) } };
     case 'or':
-      return { bool: { should: node.children.map(emit), minimum_should_match: 1 } };
+      return { bool: { should: node.children.map(recurse), minimum_should_match: 1 } };
     case 'not':
-      return { bool: { must_not: [emit(node.child)] } };
+      return { bool: { must_not: [recurse(node.child)] } };
     case 'word':
-      return { match: { words: { query: node.value, operator: 'and' } } };
-    case 'phrase':
-      return { match_phrase: { words: { query: node.value } } };
+    case 'phrase': {
+      // No lexeme at all (only punctuation): pg's empty tsquery matches nothing.
+      const tokens = tokensOf(lexemes, node.value);
+      if (!tokens.length) return { match_none: {} };
+      const query = tokens.join(' ');
+      return node.type === 'word'
+        ? { match: { words: { query, operator: 'and' } } }
+        : { match_phrase: { words: { query } } };
+    }
     case 'substring': {
       const field = SUBSTRING_FIELDS[node.field];
       if (!field) {

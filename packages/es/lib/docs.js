@@ -2,6 +2,7 @@
 
 const { headerRow } = require('@mailgate/store');
 const { docId } = require('./mapping');
+const { wordsText } = require('./words');
 
 /*
  * Documents are always built from the current PostgreSQL row (state shipping, not event
@@ -10,14 +11,17 @@ const { docId } = require('./mapping');
  * modseq) lets ES drop anything older.
  */
 
-// Word search in pg indexes left(body_text, 200000) (a tsvector is capped at 1 MB); the
-// mirror indexes the same prefix so both backends answer word queries over the same text.
-const BODY_CHARS = 200000;
+// The message's tsvector as (position, lexeme) pairs in position order: ES indexes exactly
+// PostgreSQL's words (words.js). The tsvector already covers subject, From/To/Cc text and
+// the first 200,000 body characters, so the body itself is not shipped.
+const lexemePairs = (tsv) =>
+  `(SELECT json_agg(json_build_array(p, u.lexeme) ORDER BY p, u.lexeme)
+      FROM unnest(${tsv}) u, unnest(u.positions) p)`;
 
 const DOC_COLUMNS = `m.mailbox_id, b.name AS mailbox, m.uid, m.modseq, m.expunged, m.subject,
   m.from_name, m.from_addr, m.from_text, m.to_addrs, m.to_text, m.cc_addrs, m.cc_text,
   m.message_id, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
-  left(m.body_text, ${BODY_CHARS}) AS body`;
+  ${lexemePairs('m.tsv')} AS lexemes`;
 
 /**
  * Current rows for (mailbox, uid) keys of one user (missing keys: purged).
@@ -54,6 +58,23 @@ async function pageRows(knex, userId, after, limit) {
     after ? [userId, after.mailboxId, after.uid, limit] : [userId, limit],
   );
   return r.rows;
+}
+
+/**
+ * PostgreSQL's lexemes of query texts, as plainto_tsquery / phraseto_tsquery see them (same
+ * parser, `simple` dictionary), so that ES is asked for the words pg would look up.
+ * @param {import('knex').Knex} knex
+ * @param {string[]} texts
+ * @returns {Promise<Map<string, Array<[number, string]>>>} text → (position, lexeme) pairs
+ */
+async function lexemesOf(knex, texts) {
+  if (!texts.length) return new Map();
+  const r = await knex.raw(
+    `SELECT x.t, ${lexemePairs("to_tsvector('simple', x.t)")} AS lexemes
+       FROM unnest(?::text[]) AS x(t)`,
+    [texts],
+  );
+  return new Map(r.rows.map((row) => [row.t, row.lexemes || []]));
 }
 
 const addresses = (list) =>
@@ -93,7 +114,7 @@ function toDoc(userId, row) {
     cc: addresses(h.cc),
     cc_text: row.cc_text,
     cc_raw: raw(row.cc_text),
-    body: row.body,
+    words: wordsText(row.lexemes),
     message_id: h.messageId,
     date: h.date,
     internal_date: h.internalDate,
@@ -104,4 +125,4 @@ function toDoc(userId, row) {
   };
 }
 
-module.exports = { loadRows, pageRows, toDoc, BODY_CHARS };
+module.exports = { loadRows, pageRows, toDoc, lexemesOf };

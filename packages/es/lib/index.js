@@ -6,10 +6,10 @@
  */
 
 const { compileEs } = require('./compile');
-const { MAPPINGS, settings, prefixFrom, namesFor, docId } = require('./mapping');
+const { MAPPINGS, MAPPING_VERSION, settings, prefixFrom, namesFor, docId } = require('./mapping');
 const { createClient, unavailable } = require('./indices');
 const { drainOnce, syncAll, pending, EsWorker } = require('./sync');
-const { reindex, reindexUser } = require('./reindex');
+const { reindex, reindexUser, upgradeIndexes } = require('./reindex');
 const { verify } = require('./verify');
 const { searchEs } = require('./search');
 
@@ -35,6 +35,7 @@ module.exports = {
   openMirror,
   compileEs,
   MAPPINGS,
+  MAPPING_VERSION,
   settings,
   prefixFrom,
   namesFor,
@@ -47,6 +48,7 @@ module.exports = {
   EsWorker,
   reindex,
   reindexUser,
+  upgradeIndexes,
   verify,
   searchEs,
 };

@@ -2,7 +2,7 @@
 
 const { Client } = require('@elastic/elasticsearch');
 const { errors } = require('@mailgate/core');
-const { MAPPINGS, settings, namesFor } = require('./mapping');
+const { MAPPINGS, MAPPING_VERSION, settings, namesFor } = require('./mapping');
 
 /**
  * An ES client for ELASTICSEARCH_URL. Retries are done by the outbox worker (with backoff and
@@ -121,6 +121,32 @@ async function writeTargets(client, prefix, userIds) {
 }
 
 /**
+ * Users whose searched index (the alias `<prefix>-u<id>`) was built with an older mapping
+ * version (MAPPING_VERSION, stored in the mapping's `_meta`): their documents were analysed
+ * differently and must be rebuilt (`es reindex`, or the worker at start-up).
+ * @param {Client} client
+ * @param {string} prefix
+ * @returns {Promise<Map<number, number>>} user id → the index's version (0 when unversioned)
+ */
+async function outdatedUsers(client, prefix) {
+  const aliases = await aliasMap(client, prefix);
+  const out = new Map();
+  if (!aliases.size) return out;
+  const mappings = await client.indices.getMapping({ index: `${prefix}-u*` });
+  const re = new RegExp(`^${prefix}-u(\\d+)$`);
+  for (const [alias, indexes] of aliases) {
+    const m = re.exec(alias);
+    if (!m) continue;
+    for (const index of indexes) {
+      const meta = (mappings[index] && mappings[index].mappings._meta) || {};
+      const version = Number(meta.mailgate_mapping_version) || 0;
+      if (version < MAPPING_VERSION) out.set(Number(m[1]), version);
+    }
+  }
+  return out;
+}
+
+/**
  * Sets refresh_interval on all indexes of the prefix (`null` restores the default 1 s).
  * @param {Client} client
  * @param {string} prefix
@@ -143,4 +169,5 @@ module.exports = {
   createIndex,
   writeTargets,
   setRefresh,
+  outdatedUsers,
 };

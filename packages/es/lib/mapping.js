@@ -1,6 +1,7 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
+const { MAX_TOKEN_CHARS } = require('./words');
 
 /*
  * Index layout: ONE INDEX PER USER behind a per-user alias.
@@ -20,19 +21,31 @@ const { errors } = require('@mailgate/core');
  * and `routing: userId`) without changing readers or writers, which only ever name the alias.
  */
 
+/*
+ * Version of MAPPINGS + settings().analysis, stored in the index's mapping `_meta`. Bump it
+ * with any change that needs documents re-analysed: an index of an older version is rebuilt
+ * by `es reindex`, and by the worker of `mailgate serve` when it starts (upgradeIndexes).
+ *   1  standard analyzer on subject/from/to/cc/body copied into `words`
+ *   2  `words` holds PostgreSQL's lexemes (words.js); `body` is no longer indexed
+ */
+const MAPPING_VERSION = 2;
+
 const KEYWORD = { type: 'keyword', ignore_above: 8191 };
 // Lucene refuses terms over 32766 bytes; 8191 chars stays under that whatever the UTF-8 width.
-const TEXT = { type: 'text', analyzer: 'standard', copy_to: 'words' };
+const TEXT = { type: 'text', analyzer: 'standard' };
 // Whole header values for IMAP substring search (wildcard). toDoc() leaves them out when
 // their UTF-8 form exceeds Lucene's 32766-byte term limit, so the cap is in bytes, not chars.
 const RAW = { type: 'keyword', ignore_above: 32766 };
 
-/** Mappings: `standard` analyzer only, so they work on any stock ES 8/9 node. */
+/**
+ * Mappings: the standard tokenizer only (core ES), so they work on any stock ES 8/9 node,
+ * including one without the analysis-common module.
+ */
 const MAPPINGS = Object.freeze({
   dynamic: 'strict',
-  // Bodies are searchable but not stored in _source: PostgreSQL is the source of truth and
-  // `es reindex` reads from it, so keeping them twice would only cost disk and bulk bytes.
-  _source: { excludes: ['body'] },
+  _meta: { mailgate_mapping_version: MAPPING_VERSION },
+  // `words` can be long and is rebuilt from PostgreSQL by `es reindex`: not kept in _source.
+  _source: { excludes: ['words'] },
   properties: {
     user_id: { type: 'integer' },
     mailbox_id: { type: 'integer' },
@@ -51,10 +64,9 @@ const MAPPINGS = Object.freeze({
     cc: KEYWORD,
     cc_text: TEXT,
     cc_raw: RAW,
-    body: { type: 'text', analyzer: 'standard', copy_to: 'words' },
-    // Word search field: subject, From/To/Cc and body, as PostgreSQL's tsvector. Each source
-    // field is a separate value, so the default position gap keeps phrases inside one field.
-    words: { type: 'text', analyzer: 'standard' },
+    // Word search: the lexemes of the message's tsvector (subject, From/To/Cc, first 200,000
+    // body characters), in PostgreSQL's positions, one token each (words.js).
+    words: { type: 'text', analyzer: 'mailgate_lexemes' },
     message_id: KEYWORD,
     date: { type: 'date' },
     internal_date: { type: 'date' },
@@ -78,6 +90,10 @@ function settings(opts = {}) {
     auto_expand_replicas: '0-1',
     'index.gc_deletes': '10m',
     refresh_interval: opts.building ? '-1' : '1s',
+    analysis: {
+      tokenizer: { mailgate_lexeme: { type: 'standard', max_token_length: MAX_TOKEN_CHARS } },
+      analyzer: { mailgate_lexemes: { type: 'custom', tokenizer: 'mailgate_lexeme' } },
+    },
   };
 }
 
@@ -118,4 +134,4 @@ function docId(mailboxId, uid) {
   return `${mailboxId}:${uid}`;
 }
 
-module.exports = { MAPPINGS, settings, prefixFrom, namesFor, docId };
+module.exports = { MAPPINGS, MAPPING_VERSION, settings, prefixFrom, namesFor, docId };

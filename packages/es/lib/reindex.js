@@ -2,7 +2,7 @@
 
 const { pageRows, toDoc } = require('./docs');
 const { docId, namesFor } = require('./mapping');
-const { aliasMap, createIndex } = require('./indices');
+const { aliasMap, createIndex, outdatedUsers } = require('./indices');
 const { LOCK_KEY } = require('./sync');
 
 /*
@@ -112,4 +112,27 @@ async function reindex(ctx, opts = {}) {
   return { users: results, documents: results.reduce((a, r) => a + r.documents, 0) };
 }
 
-module.exports = { reindex, reindexUser };
+/**
+ * Rebuilds every user's index whose mapping version is older than this code's (see
+ * mapping.js MAPPING_VERSION): run by the worker when `mailgate serve` starts, so an upgrade
+ * that changes how documents are analysed needs no manual step. Searches keep using the old
+ * index until its rebuild switches the alias.
+ * @param {object} ctx see reindexUser
+ * @returns {Promise<Array<{user: string, index: string, documents: number, seconds: number, from: number}>>}
+ */
+async function upgradeIndexes(ctx) {
+  const outdated = await outdatedUsers(ctx.client, ctx.prefix);
+  if (!outdated.size) return [];
+  const users = await ctx
+    .knex('users')
+    .select('id', 'name')
+    .whereIn('id', [...outdated.keys()]);
+  const results = [];
+  for (const u of users) {
+    if (ctx.log) ctx.log.info({ user: u.name, from: outdated.get(u.id) }, 'es index outdated');
+    results.push({ ...(await reindexUser(ctx, u)), from: outdated.get(u.id) });
+  }
+  return results;
+}
+
+module.exports = { reindex, reindexUser, upgradeIndexes };

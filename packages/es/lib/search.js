@@ -3,6 +3,8 @@
 const { parse } = require('@mailgate/query');
 const { compileEs } = require('./compile');
 const { namesFor } = require('./mapping');
+const { lexemesOf } = require('./docs');
+const { textValues } = require('./words');
 const { isNotFound, unavailable } = require('./indices');
 
 const PAGE = 10000;
@@ -23,7 +25,8 @@ const parseQuery = parse;
  */
 async function searchEs(ctx, userId, query, opts = {}) {
   const ast = typeof query === 'string' ? parseQuery(query) : query;
-  const filter = [{ term: { user_id: userId } }, compileEs(ast)];
+  const lexemes = await lexemesOf(ctx.knex, textValues(ast));
+  const filter = [{ term: { user_id: userId } }, compileEs(ast, { lexemes })];
   if (opts.mailboxId != null) filter.push({ term: { mailbox_id: opts.mailboxId } });
   const t0 = process.hrtime.bigint();
   const found = [];

@@ -231,6 +231,7 @@ class EsWorker {
     let bulkMode = false;
     // A process killed during a big drain leaves refresh off: switch it back on.
     await setRefresh(this.ctx.client, this.ctx.prefix, '1s').catch(() => {});
+    await this.upgrade(signal);
     while (!signal.aborted) {
       try {
         if (!bulkMode && (await pending(this.ctx.knex)) >= BIG_BACKLOG) {
@@ -254,6 +255,24 @@ class EsWorker {
       }
     }
     if (bulkMode) await setRefresh(this.ctx.client, this.ctx.prefix, '1s').catch(() => {});
+  }
+
+  /**
+   * Rebuilds indexes of an older mapping version before draining (retried with backoff while
+   * ES is unreachable). Required here, not at load: reindex.js needs this module's lock key.
+   */
+  async upgrade(signal) {
+    const { upgradeIndexes } = require('./reindex');
+    for (let attempt = 1; !signal.aborted; attempt++) {
+      try {
+        this.upgraded = await upgradeIndexes(this.ctx);
+        return;
+      } catch (err) {
+        const wait = backoff(attempt);
+        this.ctx.log.warn({ err: { message: err.message }, attempt, wait }, 'es upgrade failed');
+        await sleep(wait, signal);
+      }
+    }
   }
 
   /** Stops after the current batch (its rows commit or stay queued). */

@@ -95,6 +95,9 @@ function register(program, ctx) {
       });
       ctx.out(o.json, r, (x) => {
         for (const u of x.users) {
+          if (u.mappingOutdated) {
+            process.stdout.write(`DRIFT ${u.user}: index of an older mapping (es reindex)\n`);
+          }
           for (const b of u.mailboxes) {
             process.stdout.write(
               `${b.ok ? 'ok   ' : 'DRIFT'} ${u.user} ${b.mailbox}: pg ${b.pg}, es ${b.es}` +

@@ -1,0 +1,49 @@
+'use strict';
+
+/*
+ * The one way a session becomes authenticated (LOGIN and AUTHENTICATE both end here): the
+ * limiter is asked first, the password is checked by the service, then the user's backend is
+ * opened. Failure text never says whether the user exists (RFC 5530 AUTHENTICATIONFAILED).
+ */
+
+const { no } = require('./errors');
+
+/**
+ * @param {import('./session').Session} s
+ * @param {string} user
+ * @param {string} password
+ */
+async function authenticate(s, user, password) {
+  if (!user || user.length > 256) throw no('Authentication failed', 'AUTHENTICATIONFAILED');
+  const verdict = await s.server.checkLogin(user, password, s.socket.remoteAddress || '');
+  if (verdict === 'blocked') throw no('Too many failed logins; try again later', 'UNAVAILABLE');
+  if (verdict !== 'ok') {
+    s.log.info({ user }, 'imap login failed');
+    throw no('Authentication failed', 'AUTHENTICATIONFAILED');
+  }
+  if (!s.server.claimUser(s, user)) throw no('Too many connections for this user', 'LIMIT');
+  const be = await s.server.service.openBackend(s.server.backendKind, user);
+  if (s.closed) {
+    await be.close();
+    return { answered: true };
+  }
+  // INBOX always exists for an IMAP client (RFC 3501 5.1); a user made by `user add` may have
+  // no mailbox yet.
+  const boxes = await be.listMailboxes();
+  if (!boxes.some((b) => b.name === 'INBOX')) {
+    await be.createMailbox('INBOX').catch((err) => {
+      if (!err || err.code !== 'MAILBOX_EXISTS') throw err;
+    });
+  }
+  s.user = user;
+  s.backend = be;
+  s.state = 'auth';
+  s.resetTimer();
+  s.log.info({ user }, 'imap login');
+  return {
+    code: `CAPABILITY ${s.server.capabilities(s).join(' ')}`,
+    text: 'Logged in',
+  };
+}
+
+module.exports = { authenticate };

@@ -1,0 +1,44 @@
+'use strict';
+
+// APPEND (RFC 3501 6.3.11) with APPENDUID (RFC 4315) and the APPENDLIMIT (RFC 7889) the
+// framer enforces on the literal. Stored bytes are exactly the literal's.
+const { arity, mailboxArg, flagsArg, astring } = require('../args');
+const { bad, no } = require('../errors');
+const { MONTHS } = require('../fetch');
+
+module.exports = {
+  name: 'APPEND',
+  states: ['auth', 'selected'],
+  async run(s, cmd) {
+    arity(cmd, 2, 4);
+    const args = [...cmd.args];
+    const mailbox = mailboxArg(args.shift());
+    const message = args.pop();
+    if (!message || message.type !== 'literal') throw bad('APPEND needs the message as a literal');
+    let flags = [];
+    let internalDate;
+    for (const a of args) {
+      if (a.type === 'list') flags = flagsArg(a).filter((f) => f !== '\\Recent');
+      else internalDate = parseDateTime(astring(a, 'date-time'));
+    }
+    if (!message.value.length) throw bad('Empty message');
+    const boxes = await s.backend.listMailboxes();
+    if (!boxes.some((b) => b.name === mailbox)) throw no('No such mailbox', 'TRYCREATE');
+    const r = await s.backend.append(mailbox, message.value, { flags, internalDate });
+    return { code: `APPENDUID ${r.uidvalidity} ${r.uid}`, text: 'APPEND completed' };
+  },
+};
+
+/** date-time (RFC 3501 9): `"17-Jul-1996 02:44:25 -0700"` → Date. */
+function parseDateTime(text) {
+  const m = /^ ?(\d{1,2})-([A-Za-z]{3})-(\d{4}) (\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})$/.exec(
+    text,
+  );
+  const mon = m ? MONTHS.findIndex((x) => x.toLowerCase() === m[2].toLowerCase()) : -1;
+  if (!m || mon < 0) throw bad('Invalid date-time');
+  const utc = Date.UTC(+m[3], mon, +m[1], +m[4], +m[5], +m[6]);
+  const offset = (m[7] === '-' ? -1 : 1) * (+m[8] * 60 + +m[9]) * 60000;
+  const d = new Date(utc - offset);
+  if (Number.isNaN(d.getTime())) throw bad('Invalid date-time');
+  return d;
+}

@@ -1,0 +1,11 @@
+'use strict';
+
+// FETCH (RFC 3501 6.4.5); the work is in ../fetch.js, shared with UID FETCH.
+const { runFetch } = require('../fetch');
+
+module.exports = {
+  name: 'FETCH',
+  states: ['selected'],
+  expunges: false,
+  run: (s, cmd) => runFetch(s, cmd.args, false),
+};

@@ -1,0 +1,52 @@
+'use strict';
+
+// IDLE (RFC 2177): changes are pushed while the client waits; DONE ends it. Detection is
+// shared per mailbox (../watcher.js); the session's autologout timer still runs, so an IDLE
+// left for 30 minutes is logged out (RFC 2177 asks clients to re-issue it every 29).
+const { arity } = require('../args');
+const { bad } = require('../errors');
+
+module.exports = {
+  name: 'IDLE',
+  states: ['auth', 'selected'],
+  async run(s, cmd) {
+    arity(cmd, 0);
+    if (s.view) await s.sync();
+    s.send(Buffer.from('+ idling\r\n'));
+    let wake = null;
+    const kick = () => {
+      if (wake) wake();
+    };
+    const v = s.view;
+    const onStatus = (st) => {
+      const moved =
+        Number(st.uidnext) > v.uidnext ||
+        Number(st.highestModseq) > v.modseq ||
+        Number(st.total) !== v.total;
+      if (moved) kick();
+    };
+    const stop = v ? s.server.watcher.watch(s.user, v.name, s.backend, onStatus) : () => {};
+    s.idleStop = kick;
+    const line = s.readLine();
+    let done = null;
+    line.then((l) => {
+      done = { line: l };
+      kick();
+    });
+    try {
+      while (!done && !s.closed) {
+        await new Promise((resolve) => {
+          wake = resolve;
+        });
+        wake = null;
+        if (!done && s.view && !s.closed) await s.sync();
+      }
+    } finally {
+      stop();
+      s.idleStop = null;
+    }
+    if (!done || done.line === null) return { answered: true };
+    if (done.line.trim().toUpperCase() !== 'DONE') throw bad('Expected DONE');
+    return { text: 'IDLE terminated' };
+  },
+};

@@ -1,0 +1,20 @@
+'use strict';
+
+/*
+ * The command table: one module per command (imapflow's lib/commands is the model), each
+ * exporting `{name, states, run(session, cmd)}` and optionally `sync: false` (no untagged
+ * updates after it) or `expunges: false` (no EXPUNGE after it, RFC 3501 7.4.1). The session
+ * dispatches by name; nothing else lists commands.
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const commands = new Map();
+for (const file of fs.readdirSync(__dirname).sort()) {
+  if (file === 'index.js' || !file.endsWith('.js')) continue;
+  const mod = require(path.join(__dirname, file));
+  for (const name of [].concat(mod.name)) commands.set(name, mod);
+}
+
+module.exports = { commands };

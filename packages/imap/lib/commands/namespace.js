@@ -1,0 +1,14 @@
+'use strict';
+
+// NAMESPACE (RFC 2342): one personal namespace, no prefix, delimiter "/".
+const { atom } = require('../writer');
+const { arity } = require('../args');
+
+module.exports = {
+  name: 'NAMESPACE',
+  states: ['auth', 'selected'],
+  async run(s, cmd) {
+    arity(cmd, 0);
+    s.untagged([atom('NAMESPACE'), [['', '/']], null, null]);
+  },
+};

@@ -1,0 +1,13 @@
+'use strict';
+
+// SEARCH (RFC 3501 6.4.4); the work is in ../search.js, shared with UID SEARCH.
+const { runSearch, sendSearch } = require('../search');
+
+module.exports = {
+  name: 'SEARCH',
+  states: ['selected'],
+  expunges: false,
+  async run(s, cmd) {
+    sendSearch(s, await runSearch(s, cmd.args), false);
+  },
+};

@@ -1,0 +1,50 @@
+'use strict';
+
+// UID FETCH/SEARCH/STORE/COPY/MOVE/EXPUNGE (RFC 3501 6.4.8, RFC 4315 2.1 UID EXPUNGE).
+const { bad, no } = require('../errors');
+const { astring } = require('../args');
+const { runFetch } = require('../fetch');
+const { runSearch, sendSearch } = require('../search');
+const { runStore } = require('../store');
+const { runCopy } = require('../copy');
+const { announceExpunged } = require('../expunge');
+const { parseSequenceSet, resolveUid } = require('../sequence');
+const { rowsFor, expungedUids } = require('../mail-data');
+
+const SUB = {
+  FETCH: (s, args) => runFetch(s, args, true),
+  SEARCH: async (s, args) => sendSearch(s, await runSearch(s, args), true),
+  STORE: (s, args) => runStore(s, args, true),
+  COPY: (s, args) => runCopy(s, args, { byUid: true, move: false }),
+  MOVE: (s, args) => runCopy(s, args, { byUid: true, move: true }),
+  EXPUNGE: async (s, args) => {
+    if (args.length !== 1) throw bad('UID EXPUNGE needs a uid set');
+    if (s.view.readOnly) throw no('Mailbox is read-only', 'READ-ONLY');
+    let ranges;
+    try {
+      ranges = parseSequenceSet(astring(args[0], 'uid set'));
+    } catch (err) {
+      throw bad(err.message);
+    }
+    const v = s.view;
+    const uids = resolveUid(ranges, v.uids).map((n) => v.uidAt(n));
+    if (!uids.length) return;
+    // Only \Deleted messages among the set (RFC 4315 2.1).
+    const rows = await rowsFor(s.backend, v.name, uids);
+    const deleted = uids.filter((u) => rows.has(u) && rows.get(u).flags.includes('\\Deleted'));
+    if (!deleted.length) return;
+    announceExpunged(s, expungedUids(await s.backend.expunge(v.name, deleted)));
+  },
+};
+
+module.exports = {
+  name: 'UID',
+  states: ['selected'],
+  async run(s, cmd) {
+    const sub = cmd.args[0] && cmd.args[0].type === 'atom' ? cmd.args[0].value.toUpperCase() : '';
+    const fn = SUB[sub];
+    if (!fn) throw bad('Unknown UID command');
+    const res = await fn(s, cmd.args.slice(1));
+    return { ...(res || {}), text: (res && res.text) || `UID ${sub} completed` };
+  },
+};

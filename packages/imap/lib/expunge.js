@@ -1,0 +1,28 @@
+'use strict';
+
+/*
+ * EXPUNGE, UID EXPUNGE (RFC 4315 2.1) and MOVE's removal: the service expunges, this sends
+ * the EXPUNGE (or, with QRESYNC, VANISHED) responses and updates the view.
+ */
+
+const { atom } = require('./writer');
+const { formatSet } = require('./sequence');
+
+/**
+ * Announces uids removed from the selected mailbox.
+ * @param {import('./session').Session} s
+ * @param {number[]} uids
+ */
+function announceExpunged(s, uids) {
+  const v = s.view;
+  const present = uids.map(Number).filter((u) => v.seqOf(u));
+  if (!present.length) return;
+  if (s.enabled.has('QRESYNC')) {
+    v.remove(present);
+    s.untagged([atom('VANISHED'), atom(formatSet(present))]);
+    return;
+  }
+  for (const seq of v.remove(present)) s.untagged([seq, atom('EXPUNGE')]);
+}
+
+module.exports = { announceExpunged };

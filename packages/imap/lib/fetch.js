@@ -1,0 +1,335 @@
+'use strict';
+
+/*
+ * FETCH and UID FETCH (RFC 3501 6.4.5, 7.4.2; RFC 7162 CHANGEDSINCE/MODSEQ, VANISHED):
+ * parsing of data items and sections, then one FETCH response per message, streamed with the
+ * socket's backpressure. Header-row items (UID FLAGS INTERNALDATE RFC822.SIZE MODSEQ) come
+ * from one scan; items needing the message (ENVELOPE, BODY*, RFC822*) read the stored bytes,
+ * and every BODY[section] is a slice of those exact bytes (mime-tree.js). ENVELOPE and
+ * BODYSTRUCTURE are cached per (user, mailbox, uidvalidity, uid): a uid's bytes never change.
+ */
+
+const { atom, literal } = require('./writer');
+const { bad } = require('./errors');
+const { numberArg, listArg, atomArg, astring } = require('./args');
+const { parseSequenceSet, resolveSeq, resolveUid, formatSet, inSet } = require('./sequence');
+const { rowsFor, flagsOf, flagResult } = require('./mail-data');
+const { describe } = require('./structure');
+const { parseTree, nodeAt } = require('./mime-tree');
+const { StructureCache } = require('./cache');
+
+const RAW_CONCURRENCY = 8;
+const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
+const cache = new StructureCache(20000);
+
+const MACROS = {
+  ALL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE'],
+  FAST: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE'],
+  FULL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE', 'BODY'],
+};
+const SIMPLE = new Set([
+  'UID',
+  'FLAGS',
+  'INTERNALDATE',
+  'RFC822.SIZE',
+  'ENVELOPE',
+  'BODY',
+  'BODYSTRUCTURE',
+  'RFC822',
+  'RFC822.HEADER',
+  'RFC822.TEXT',
+  'MODSEQ',
+]);
+const NEEDS_RAW = new Set([
+  'ENVELOPE',
+  'BODY',
+  'BODYSTRUCTURE',
+  'RFC822',
+  'RFC822.HEADER',
+  'RFC822.TEXT',
+]);
+const SECTION_RE = /^BODY(\.PEEK)?\[([^\]]*)\](?:<(\d{1,10})\.(\d{1,10})>)?$/i;
+
+/**
+ * @param {object[]} tokens the items argument (atom or list)
+ * @returns {Array<{name: string, section?: object, peek?: boolean, partial?: [number, number]|null, label?: string}>}
+ */
+function parseItems(token) {
+  const list = token.type === 'list' ? token.value : [token];
+  if (!list.length) throw bad('No fetch items');
+  const out = [];
+  for (const t of list) {
+    if (t.type !== 'atom') throw bad('Invalid fetch item');
+    const up = t.value.toUpperCase();
+    if (MACROS[up] && token.type !== 'list') {
+      for (const m of MACROS[up]) out.push({ name: m });
+      continue;
+    }
+    if (SIMPLE.has(up)) {
+      out.push({ name: up });
+      continue;
+    }
+    const m = SECTION_RE.exec(t.value);
+    if (!m) throw bad(`Invalid fetch item ${t.value.slice(0, 40)}`);
+    const section = parseSection(m[2]);
+    const partial = m[3] !== undefined ? [Number(m[3]), Number(m[4])] : null;
+    if (partial && partial[1] === 0) throw bad('Invalid partial length');
+    out.push({
+      name: 'BODY[]',
+      peek: Boolean(m[1]),
+      section,
+      partial,
+      label: `BODY[${section.text}]${partial ? `<${partial[0]}>` : ''}`,
+    });
+  }
+  return out;
+}
+
+/** `1.2.HEADER.FIELDS (A B)` → {path, part, fields, text} (RFC 3501 6.4.5). */
+function parseSection(text) {
+  const m =
+    /^((?:[1-9]\d{0,5}\.)*[1-9]\d{0,5})?(?:^|\.)?(HEADER\.FIELDS\.NOT|HEADER\.FIELDS|HEADER|TEXT|MIME)?(?:\s+\((.*)\))?$/i.exec(
+      text.trim(),
+    );
+  if (!m) throw bad('Invalid section');
+  const path = m[1] ? m[1].split('.').map(Number) : [];
+  const part = m[2] ? m[2].toUpperCase() : '';
+  if (path.length > 32) throw bad('Section too deep');
+  if (part === 'MIME' && !path.length) throw bad('MIME needs a part number');
+  let fields = null;
+  if (part.startsWith('HEADER.FIELDS')) {
+    if (m[3] === undefined) throw bad('HEADER.FIELDS needs a field list');
+    fields = fieldNames(m[3]);
+    if (!fields.length) throw bad('Empty field list');
+  } else if (m[3] !== undefined) throw bad('Invalid section');
+  const name = [m[1], part].filter(Boolean).join('.');
+  const shown = fields ? `${name} (${fields.map((f) => f.toUpperCase()).join(' ')})` : name;
+  return { path, part, fields: fields && new Set(fields.map((f) => f.toLowerCase())), text: shown };
+}
+
+function fieldNames(text) {
+  const out = [];
+  const re = /"((?:[^"\\]|\\.)*)"|([^\s"()]+)/g;
+  let m;
+  while ((m = re.exec(text))) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]);
+  if (out.length > 200) throw bad('Too many header fields');
+  if (out.some((f) => !/^[\x21-\x39\x3b-\x7e]+$/.test(f))) throw bad('Invalid header field name');
+  return out;
+}
+
+/** `(CHANGEDSINCE n [VANISHED])` fetch modifiers (RFC 7162 3.1.4, 3.2.6). */
+function parseModifiers(token) {
+  const out = { changedSince: null, vanished: false };
+  if (!token) return out;
+  const list = listArg(token, 'fetch modifiers');
+  for (let i = 0; i < list.length; i++) {
+    const key = atomArg(list[i], 'fetch modifier');
+    if (key === 'CHANGEDSINCE') out.changedSince = numberArg(list[++i], 'mod-sequence', MAX_MODSEQ);
+    else if (key === 'VANISHED') out.vanished = true;
+    else throw bad(`Unknown fetch modifier ${key}`);
+  }
+  return out;
+}
+
+/**
+ * Runs FETCH or UID FETCH.
+ * @param {import('./session').Session} s
+ * @param {object[]} args sequence set, items, [modifiers]
+ * @param {boolean} byUid
+ */
+async function runFetch(s, args, byUid) {
+  if (args.length < 2 || args.length > 3) throw bad('FETCH needs a sequence set and items');
+  const setText = astring(args[0], 'sequence set');
+  let ranges;
+  try {
+    ranges = parseSequenceSet(setText);
+  } catch (err) {
+    throw bad(err.message);
+  }
+  const items = parseItems(args[1]);
+  const mods = parseModifiers(args[2]);
+  if (mods.vanished && (!byUid || !s.enabled.has('QRESYNC') || mods.changedSince === null)) {
+    throw bad('VANISHED needs UID FETCH, QRESYNC and CHANGEDSINCE');
+  }
+  const v = s.view;
+  if (byUid && !items.some((i) => i.name === 'UID')) items.unshift({ name: 'UID' });
+  if (mods.changedSince !== null) {
+    s.condstore = true;
+    if (!items.some((i) => i.name === 'MODSEQ')) items.push({ name: 'MODSEQ' });
+  }
+  if (items.some((i) => i.name === 'MODSEQ')) s.condstore = true;
+  const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
+  if (!byUid && !seqs.length && v.total === 0 && setText !== '*' && !setText.includes('*')) {
+    throw bad('Invalid message sequence number');
+  }
+  if (mods.vanished) {
+    const ch = await s.backend.changesSince(v.name, mods.changedSince);
+    const gone = (ch.expunged || []).map(Number).filter((u) => inSet(ranges, u) && !v.seqOf(u));
+    if (gone.length) s.untagged([atom('VANISHED'), [atom('EARLIER')], atom(formatSet(gone))]);
+  }
+  if (!seqs.length) return;
+  const uids = seqs.map((n) => v.uidAt(n));
+  const rows = await rowsFor(s.backend, v.name, uids);
+  let targets = seqs.filter((n) => rows.has(v.uidAt(n)));
+  if (mods.changedSince !== null) {
+    targets = targets.filter((n) => Number(rows.get(v.uidAt(n)).modseq) > mods.changedSince);
+  }
+  const needsRaw = items.some((i) => NEEDS_RAW.has(i.name) || i.name === 'BODY[]');
+  const setsSeen =
+    !v.readOnly &&
+    items.some(
+      (i) => (i.name === 'BODY[]' && !i.peek) || i.name === 'RFC822' || i.name === 'RFC822.TEXT',
+    );
+  if (setsSeen) {
+    const unseen = targets
+      .map((n) => v.uidAt(n))
+      .filter((u) => !rows.get(u).flags.includes('\\Seen'));
+    if (unseen.length) {
+      const { changed } = flagResult(await s.backend.setFlags(v.name, unseen, ['\\Seen'], []));
+      v.noteOwn(changed);
+      for (const c of changed) {
+        const row = rows.get(Number(c.uid));
+        if (row)
+          rows.set(Number(c.uid), {
+            ...row,
+            flags: c.flags,
+            keywords: c.keywords,
+            modseq: c.modseq,
+          });
+      }
+      if (!items.some((i) => i.name === 'FLAGS'))
+        items.push({ name: 'FLAGS', implicit: new Set(unseen) });
+    }
+  }
+  const ctx = { s, v, items, user: s.user };
+  const queue = [];
+  let next = 0;
+  const load = (n) => {
+    const uid = v.uidAt(n);
+    return needsRaw ? s.backend.getRaw(v.name, uid).catch(missing) : Promise.resolve(null);
+  };
+  while (next < targets.length && queue.length < RAW_CONCURRENCY) queue.push(load(targets[next++]));
+  for (let i = 0; i < targets.length; i++) {
+    const raw = await queue.shift();
+    if (next < targets.length) queue.push(load(targets[next++]));
+    if (s.closed) return;
+    const seq = targets[i];
+    const uid = v.uidAt(seq);
+    if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
+    s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), raw)]);
+    if (s.socket.writableNeedDrain) await s.drain();
+  }
+}
+
+function missing(err) {
+  if (err && (err.code === 'MESSAGE_NOT_FOUND' || err.code === 'MAILBOX_NOT_FOUND')) return null;
+  throw err;
+}
+
+function responseItems(ctx, uid, row, raw) {
+  const out = [];
+  let info = null;
+  let tree = null;
+  const structure = () => {
+    if (!info) {
+      const key = `${ctx.user}\0${ctx.v.name}\0${ctx.v.uidvalidity}\0${uid}`;
+      info = cache.get(key);
+      if (!info) {
+        info = describe(raw);
+        cache.set(key, info);
+      }
+    }
+    return info;
+  };
+  const treeOf = () => tree || (tree = parseTree(raw));
+  for (const it of ctx.items) {
+    switch (it.name) {
+      case 'UID':
+        out.push(atom('UID'), uid);
+        break;
+      case 'FLAGS':
+        if (it.implicit && !it.implicit.has(uid)) break;
+        out.push(atom('FLAGS'), flagsOf(row).map(atom));
+        break;
+      case 'INTERNALDATE':
+        out.push(atom('INTERNALDATE'), imapDate(row.internalDate));
+        break;
+      case 'RFC822.SIZE':
+        out.push(atom('RFC822.SIZE'), raw ? raw.length : Number(row.size));
+        break;
+      case 'MODSEQ':
+        out.push(atom('MODSEQ'), [Number(row.modseq)]);
+        break;
+      case 'ENVELOPE':
+        out.push(atom('ENVELOPE'), structure().envelope);
+        break;
+      case 'BODYSTRUCTURE':
+        out.push(atom('BODYSTRUCTURE'), structure().bodystructure);
+        break;
+      case 'BODY':
+        out.push(atom('BODY'), structure().body);
+        break;
+      case 'RFC822':
+        out.push(atom('RFC822'), literal(raw));
+        break;
+      case 'RFC822.HEADER':
+        out.push(atom('RFC822.HEADER'), literal(raw.subarray(0, treeOf().headerEnd)));
+        break;
+      case 'RFC822.TEXT':
+        out.push(atom('RFC822.TEXT'), literal(raw.subarray(treeOf().headerEnd)));
+        break;
+      case 'BODY[]': {
+        let data = sectionBytes(raw, treeOf(), it.section);
+        if (it.partial) data = partialOf(data, it.partial);
+        out.push(atom(it.label), data === null ? null : literal(data));
+        break;
+      }
+      /* istanbul ignore next: parseItems accepts nothing else */
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+/** The bytes of a section, or null when the part does not exist (answered as NIL). */
+function sectionBytes(raw, root, sec) {
+  if (!sec.path.length && !sec.part) return raw;
+  let node = root;
+  if (sec.path.length) {
+    node = nodeAt(root, sec.path);
+    if (!node) return null;
+  }
+  if (sec.part === 'MIME') return raw.subarray(node.start, node.headerEnd);
+  if (!sec.part) return raw.subarray(node.headerEnd, node.end);
+  // HEADER and TEXT of a part refer to its encapsulated message (RFC 3501 6.4.5).
+  const msg = sec.path.length ? node.message : root;
+  if (!msg) return null;
+  if (sec.part === 'TEXT') return raw.subarray(msg.headerEnd, msg.end);
+  const header = raw.subarray(msg.start, msg.headerEnd);
+  if (sec.part === 'HEADER') return header;
+  const keep = sec.part === 'HEADER.FIELDS';
+  const chunks = msg.fields
+    .filter((f) => sec.fields.has(f.key) === keep)
+    .map((f) => Buffer.from(f.line, 'latin1'));
+  // The blank line that ends a header is part of HEADER.FIELDS (RFC 3501 6.4.5).
+  chunks.push(Buffer.from('\r\n'));
+  return Buffer.concat(chunks);
+}
+
+function partialOf(data, [start, len]) {
+  if (start >= data.length) return Buffer.alloc(0);
+  return data.subarray(start, start + len);
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** date-time of RFC 3501 9: `"17-Jul-1996 02:44:25 +0000"` (UTC). */
+function imapDate(value) {
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime())) return '01-Jan-1970 00:00:00 +0000';
+  const p = (n) => String(n).padStart(2, '0');
+  return `${p(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+}
+
+module.exports = { runFetch, parseItems, parseSection, sectionBytes, imapDate, MONTHS };

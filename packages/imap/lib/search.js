@@ -1,0 +1,360 @@
+'use strict';
+
+/*
+ * SEARCH and UID SEARCH (RFC 3501 6.4.4, RFC 7162 3.1.5 MODSEQ). Keys are parsed into a tree
+ * whose leaves are either query-AST terms (@mailgate/query: substring FROM/TO/CC/SUBJECT/
+ * BODY/TEXT, flags, sent dates, sizes — answered by the service, in SQL on pg) or local tests
+ * the query language has no term for (sequence and UID sets, KEYWORD, INTERNALDATE dates,
+ * MODSEQ: over header rows; HEADER and BCC: over the stored bytes). Each maximal AST subtree
+ * is one service search; the tree is then evaluated per message of the view, so any mix of
+ * AND, OR and NOT keeps RFC 3501 semantics.
+ */
+
+const { atom } = require('./writer');
+const { bad, no } = require('./errors');
+const { astring, numberArg } = require('./args');
+const { parseSequenceSet, inSet } = require('./sequence');
+const { rowStream } = require('./mail-data');
+const { parseTree } = require('./mime-tree');
+const { MONTHS } = require('./fetch');
+
+const MAX_DEPTH = 64;
+const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
+const RAW_CONCURRENCY = 8;
+
+const FLAG_KEYS = {
+  ANSWERED: '\\Answered',
+  DELETED: '\\Deleted',
+  DRAFT: '\\Draft',
+  FLAGGED: '\\Flagged',
+  SEEN: '\\Seen',
+};
+const SUBSTRING_KEYS = {
+  BODY: 'body',
+  CC: 'cc',
+  FROM: 'from',
+  SUBJECT: 'subject',
+  TEXT: 'text',
+  TO: 'to',
+};
+const SENT_KEYS = { SENTBEFORE: 'before', SENTON: 'on', SENTSINCE: 'after' };
+const CHARSETS = new Set(['UTF-8', 'US-ASCII']);
+
+const ALL = { kind: 'ast', ast: { type: 'all' } };
+const NONE = { kind: 'local', test: () => false };
+
+/**
+ * Parses SEARCH arguments into a key tree.
+ * @param {object[]} args tokens
+ * @returns {{tree: object, usesModseq: boolean}}
+ */
+function parseSearch(args) {
+  const st = { args, i: 0, usesModseq: false };
+  if (args[0] && args[0].type === 'atom' && args[0].value.toUpperCase() === 'CHARSET') {
+    const cs = astring(args[1], 'charset').toUpperCase();
+    if (!CHARSETS.has(cs)) throw no('Unsupported charset', 'BADCHARSET (UTF-8 US-ASCII)');
+    st.i = 2;
+  }
+  const keys = [];
+  while (st.i < args.length) keys.push(parseKey(st, 0));
+  if (!keys.length) throw bad('SEARCH needs a key');
+  return { tree: and(keys), usesModseq: st.usesModseq };
+}
+
+function and(children) {
+  return children.length === 1 ? children[0] : { kind: 'and', children };
+}
+
+function next(st, what) {
+  const t = st.args[st.i++];
+  if (!t) throw bad(`Missing ${what}`);
+  return t;
+}
+
+function parseKey(st, depth) {
+  if (depth > MAX_DEPTH) throw bad('Search too deeply nested');
+  const t = next(st, 'search key');
+  if (t.type === 'list') {
+    const inner = { args: t.value, i: 0, usesModseq: false };
+    const keys = [];
+    while (inner.i < inner.args.length) keys.push(parseKey(inner, depth + 1));
+    if (inner.usesModseq) st.usesModseq = true;
+    if (!keys.length) throw bad('Empty search list');
+    return and(keys);
+  }
+  if (t.type !== 'atom') throw bad('Invalid search key');
+  const key = t.value.toUpperCase();
+  if (/^[\d:*,]+$/.test(key)) {
+    const ranges = seqSet(key);
+    return { kind: 'local', test: (row, seq, total) => inSet(star(ranges, total), seq) };
+  }
+  if (FLAG_KEYS[key]) return { kind: 'ast', ast: { type: 'flag', flag: FLAG_KEYS[key] } };
+  if (key.startsWith('UN') && FLAG_KEYS[key.slice(2)]) {
+    return {
+      kind: 'ast',
+      ast: { type: 'not', child: { type: 'flag', flag: FLAG_KEYS[key.slice(2)] } },
+    };
+  }
+  if (SUBSTRING_KEYS[key]) {
+    const value = astring(next(st, 'search string'), 'search string');
+    // RFC 3501 6.4.4: the empty string is a substring of every field.
+    if (value === '') return ALL;
+    return { kind: 'ast', ast: { type: 'substring', field: SUBSTRING_KEYS[key], value } };
+  }
+  if (SENT_KEYS[key]) {
+    return {
+      kind: 'ast',
+      ast: { type: 'date', op: SENT_KEYS[key], value: searchDate(next(st, 'date')) },
+    };
+  }
+  switch (key) {
+    case 'ALL':
+    case 'OLD':
+      return ALL;
+    case 'NEW':
+    case 'RECENT':
+      // mailgate does not keep \Recent (RFC 3501 2.3.2 allows a server where no session
+      // sees a message as recent), so NEW and RECENT match nothing.
+      return NONE;
+    case 'NOT':
+      return { kind: 'not', child: parseKey(st, depth + 1) };
+    case 'OR':
+      return { kind: 'or', children: [parseKey(st, depth + 1), parseKey(st, depth + 1)] };
+    case 'LARGER':
+    case 'SMALLER':
+      return {
+        kind: 'ast',
+        ast: {
+          type: 'size',
+          op: key === 'LARGER' ? 'larger' : 'smaller',
+          value: numberArg(next(st, 'size'), 'size'),
+        },
+      };
+    case 'BEFORE':
+    case 'ON':
+    case 'SINCE': {
+      const day = searchDate(next(st, 'date'));
+      return { kind: 'local', test: (row) => compareDay(row.internalDate, day, key) };
+    }
+    case 'KEYWORD':
+    case 'UNKEYWORD': {
+      const k = astring(next(st, 'keyword'), 'keyword').toLowerCase();
+      const has = (row) =>
+        (row.keywords || []).some((x) => x.toLowerCase() === k) ||
+        (row.flags || []).some((x) => x.toLowerCase() === k);
+      return { kind: 'local', test: key === 'KEYWORD' ? has : (row) => !has(row) };
+    }
+    case 'UID': {
+      const ranges = seqSet(astring(next(st, 'uid set'), 'uid set'));
+      return {
+        kind: 'local',
+        test: (row, seq, total, maxUid) => inSet(star(ranges, maxUid), Number(row.uid)),
+      };
+    }
+    case 'HEADER': {
+      const field = astring(next(st, 'header field'), 'header field').toLowerCase();
+      const value = astring(next(st, 'search string'), 'search string').toLowerCase();
+      return { kind: 'raw', test: (raw) => headerHas(raw, field, value) };
+    }
+    case 'BCC': {
+      const value = astring(next(st, 'search string'), 'search string').toLowerCase();
+      return { kind: 'raw', test: (raw) => headerHas(raw, 'bcc', value) };
+    }
+    case 'MODSEQ': {
+      // MODSEQ [entry-name entry-type-req] mod-sequence-valzer (RFC 7162 3.1.5).
+      let t2 = next(st, 'mod-sequence');
+      if (t2.type === 'string' || (t2.type === 'atom' && !/^\d+$/.test(t2.value))) {
+        next(st, 'entry type');
+        t2 = next(st, 'mod-sequence');
+      }
+      const n = numberArg(t2, 'mod-sequence', MAX_MODSEQ);
+      st.usesModseq = true;
+      return { kind: 'local', test: (row) => Number(row.modseq) >= n };
+    }
+    default:
+      throw bad(`Unknown search key ${key.slice(0, 30)}`);
+  }
+}
+
+function seqSet(text) {
+  try {
+    return parseSequenceSet(text);
+  } catch (err) {
+    throw bad(err.message);
+  }
+}
+
+function star(ranges, max) {
+  return ranges.map(([lo, hi]) => [lo === Infinity ? max : lo, hi === Infinity ? max : hi]);
+}
+
+/** `1-Feb-1994` (RFC 3501 9 date) → `1994-02-01`. */
+function searchDate(token) {
+  const text = astring(token, 'date');
+  const m = /^(\d{1,2})-([A-Za-z]{3})-(\d{4})$/.exec(text);
+  const mon = m ? MONTHS.findIndex((x) => x.toLowerCase() === m[2].toLowerCase()) : -1;
+  if (!m || mon < 0) throw bad('Invalid date');
+  const iso = `${m[3]}-${String(mon + 1).padStart(2, '0')}-${m[1].padStart(2, '0')}`;
+  const d = new Date(`${iso}T00:00:00Z`);
+  if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== iso) throw bad('Invalid date');
+  return iso;
+}
+
+/** INTERNALDATE day comparisons, on the UTC day (RFC 3501: "disregarding time and timezone"). */
+function compareDay(value, day, key) {
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return false;
+  const own = d.toISOString().slice(0, 10);
+  if (key === 'BEFORE') return own < day;
+  if (key === 'ON') return own === day;
+  return own >= day;
+}
+
+function headerHas(raw, field, value) {
+  const tree = parseTree(raw);
+  return tree.fields.some((f) => {
+    if (f.key !== field) return false;
+    const v = f.line
+      .slice(f.line.indexOf(':') + 1)
+      .replace(/\r?\n[ \t]/g, ' ')
+      .trim();
+    return Buffer.from(v, 'latin1').toString('utf8').toLowerCase().includes(value);
+  });
+}
+
+/** The AST of a subtree made of AST leaves only, else null. */
+function toAst(node) {
+  if (node.kind === 'ast') return node.ast;
+  if (node.kind === 'not') {
+    const c = toAst(node.child);
+    return c && { type: 'not', child: c };
+  }
+  if (node.kind === 'and' || node.kind === 'or') {
+    const kids = node.children.map(toAst);
+    if (kids.some((k) => !k)) return null;
+    return { type: node.kind, children: kids };
+  }
+  return null;
+}
+
+/**
+ * Runs a search over the selected view.
+ * @param {import('./session').Session} s
+ * @param {object[]} args
+ * @returns {Promise<{seqs: number[], uids: number[], highestModseq: number|null}>}
+ */
+async function runSearch(s, args) {
+  const { tree, usesModseq } = parseSearch(args);
+  if (usesModseq) s.condstore = true;
+  const v = s.view;
+  const be = s.backend;
+  const whole = toAst(tree);
+  if (whole && !usesModseq) {
+    const hit = await searchUids(be, v.name, whole);
+    const seqs = [];
+    for (let i = 0; i < v.uids.length; i++) if (hit.has(v.uids[i])) seqs.push(i + 1);
+    return { seqs, uids: seqs.map((n) => v.uids[n - 1]), highestModseq: null };
+  }
+  // Mixed tree: resolve each maximal AST subtree once, then evaluate per message.
+  const compiled = await compile(tree, be, v.name);
+  const rows = new Map();
+  for await (const row of rowStream(be, v.name)) rows.set(Number(row.uid), row);
+  const needsRaw = hasKind(tree, 'raw');
+  const seqs = [];
+  let highest = 0;
+  const maxUid = v.uids.length ? v.uids[v.uids.length - 1] : 0;
+  const candidates = [];
+  for (let i = 0; i < v.uids.length; i++) {
+    const row = rows.get(v.uids[i]);
+    if (row) candidates.push([i + 1, row]);
+  }
+  for (let c = 0; c < candidates.length; c += RAW_CONCURRENCY) {
+    const batch = candidates.slice(c, c + RAW_CONCURRENCY);
+    const raws = needsRaw
+      ? await Promise.all(
+          batch.map(([, row]) => be.getRaw(v.name, Number(row.uid)).catch(() => null)),
+        )
+      : [];
+    batch.forEach(([seq, row], k) => {
+      const env = { row, seq, total: v.total, maxUid, raw: raws[k] };
+      if (evaluate(compiled, env)) {
+        seqs.push(seq);
+        highest = Math.max(highest, Number(row.modseq) || 0);
+      }
+    });
+  }
+  return { seqs, uids: seqs.map((n) => v.uids[n - 1]), highestModseq: usesModseq ? highest : null };
+}
+
+function hasKind(node, kind) {
+  if (node.kind === kind) return true;
+  if (node.child) return hasKind(node.child, kind);
+  return (node.children || []).some((c) => hasKind(c, kind));
+}
+
+async function compile(node, be, mailbox) {
+  const ast = toAst(node);
+  if (ast) {
+    if (ast.type === 'all') return { kind: 'local', test: () => true };
+    const set = await searchUids(be, mailbox, ast);
+    return { kind: 'local', test: (row) => set.has(Number(row.uid)) };
+  }
+  if (node.kind === 'not') return { kind: 'not', child: await compile(node.child, be, mailbox) };
+  if (node.kind === 'and' || node.kind === 'or') {
+    const children = [];
+    for (const c of node.children) children.push(await compile(c, be, mailbox));
+    return { kind: node.kind, children };
+  }
+  return node;
+}
+
+function evaluate(node, env) {
+  switch (node.kind) {
+    case 'local':
+      return node.test(env.row, env.seq, env.total, env.maxUid);
+    case 'raw':
+      return env.raw ? node.test(env.raw) : false;
+    case 'not':
+      return !evaluate(node.child, env);
+    case 'and':
+      return node.children.every((c) => evaluate(c, env));
+    case 'or':
+      return node.children.some((c) => evaluate(c, env));
+    /* istanbul ignore next */
+    default:
+      return false;
+  }
+}
+
+/** Uids matching an AST in one mailbox, through the service's search (all pages). */
+async function searchUids(be, mailbox, ast) {
+  const out = new Set();
+  if (ast.type === 'all') {
+    for await (const row of rowStream(be, mailbox)) out.add(Number(row.uid));
+    return out;
+  }
+  // `mailboxes` lists every hit whatever the page; limit 0 skips the page's header rows.
+  const r = await be.search(ast, { mailbox, limit: 0 });
+  for (const m of r.mailboxes || []) {
+    if (m.mailbox === mailbox) for (const u of m.uids) out.add(Number(u));
+  }
+  return out;
+}
+
+/**
+ * Sends the SEARCH response.
+ * @param {import('./session').Session} s
+ * @param {{seqs: number[], uids: number[], highestModseq: number|null}} result
+ * @param {boolean} byUid
+ */
+function sendSearch(s, result, byUid) {
+  const list = byUid ? result.uids : result.seqs;
+  const parts = [atom('SEARCH')];
+  // One atom for the numbers: a 21,282-hit answer is one string, not 21,282 values.
+  if (list.length) parts.push(atom(list.join(' ')));
+  if (result.highestModseq !== null && list.length)
+    parts.push([atom('MODSEQ'), result.highestModseq]);
+  s.untagged(parts);
+}
+
+module.exports = { parseSearch, runSearch, sendSearch, searchDate, toAst };

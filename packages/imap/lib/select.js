@@ -1,0 +1,127 @@
+'use strict';
+
+/*
+ * SELECT and EXAMINE (RFC 3501 6.3.1/6.3.2) with the CONDSTORE and QRESYNC parameters
+ * (RFC 7162 3.1.8, 3.2.5): builds the session's view of the mailbox and sends its state.
+ */
+
+const { atom } = require('./writer');
+const { bad } = require('./errors');
+const { arity, mailboxArg, atomArg, listArg, numberArg } = require('./args');
+const { MailboxView } = require('./view');
+const { listUids, rowsFor, flagsOf } = require('./mail-data');
+const { parseSequenceSet, inSet, formatSet } = require('./sequence');
+
+const FLAGS = ['\\Answered', '\\Flagged', '\\Deleted', '\\Seen', '\\Draft'];
+const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
+
+/**
+ * @param {import('./session').Session} s
+ * @param {object} cmd
+ * @param {boolean} readOnly
+ */
+async function select(s, cmd, readOnly) {
+  arity(cmd, 1, 2);
+  const name = mailboxArg(cmd.args[0]);
+  const opts = selectParams(cmd.args[1], s);
+  // Leaving the old mailbox first: a failed SELECT leaves the session authenticated
+  // (RFC 3501 6.3.1).
+  if (s.view) {
+    s.view = null;
+    s.state = 'auth';
+    if (s.enabled.has('QRESYNC')) s.untagged([atom('OK [CLOSED] Previous mailbox closed')]);
+  }
+  const be = s.backend;
+  const status = await be.status(name);
+  const uids = await listUids(be, name);
+  const view = new MailboxView({
+    name,
+    readOnly,
+    uidvalidity: Number(status.uidvalidity),
+    uidnext: Number(status.uidnext),
+    highestModseq: Number(status.highestModseq || 1),
+    uids,
+  });
+  const keywords = new Set();
+  if (opts.condstore) s.condstore = true;
+  s.untagged([atom('FLAGS'), [...FLAGS, ...keywords].map(atom)]);
+  s.untagged([
+    atom(`OK [PERMANENTFLAGS ${readOnly ? '()' : `(${FLAGS.join(' ')} \\*)`}] Flags permitted`),
+  ]);
+  s.untagged([view.total, atom('EXISTS')]);
+  s.untagged([0, atom('RECENT')]);
+  s.untagged([atom(`OK [UIDVALIDITY ${view.uidvalidity}] UIDs valid`)]);
+  s.untagged([atom(`OK [UIDNEXT ${view.uidnext}] Predicted next UID`)]);
+  s.untagged([atom(`OK [HIGHESTMODSEQ ${view.modseq}] Highest`)]);
+  if (opts.qresync && opts.qresync.uidvalidity === view.uidvalidity) {
+    await qresync(s, view, opts.qresync);
+  }
+  s.view = view;
+  s.state = 'selected';
+  return { code: readOnly ? 'READ-ONLY' : 'READ-WRITE', text: `${cmd.name} completed` };
+}
+
+/** `(CONDSTORE)` or `(QRESYNC (uidvalidity modseq [known-uids]))`. */
+function selectParams(token, s) {
+  const out = { condstore: false, qresync: null };
+  if (!token) return out;
+  const items = listArg(token, 'select parameters');
+  for (let i = 0; i < items.length; i++) {
+    const key = atomArg(items[i], 'select parameter');
+    if (key === 'CONDSTORE') out.condstore = true;
+    else if (key === 'QRESYNC') {
+      if (!s.enabled.has('QRESYNC')) throw bad('QRESYNC not enabled');
+      const p = listArg(items[++i], 'QRESYNC parameters');
+      if (p.length < 2) throw bad('Invalid QRESYNC parameters');
+      out.qresync = {
+        uidvalidity: numberArg(p[0], 'uidvalidity'),
+        modseq: numberArg(p[1], 'mod-sequence', MAX_MODSEQ),
+        known: p[2] && p[2].type === 'atom' ? parseSet(p[2].value) : null,
+      };
+      out.condstore = true;
+    } else throw bad(`Unknown select parameter ${key}`);
+  }
+  return out;
+}
+
+function parseSet(text) {
+  try {
+    return parseSequenceSet(text);
+  } catch (err) {
+    throw bad(err.message);
+  }
+}
+
+/** RFC 7162 3.2.5.2: VANISHED (EARLIER) for expunged known uids, FETCH for changed ones. */
+async function qresync(s, view, q) {
+  const changes = await s.backend.changesSince(view.name, q.modseq);
+  let vanished = (changes.expunged || []).map(Number);
+  if (q.known) vanished = vanished.filter((u) => inSet(q.known, u));
+  vanished = vanished.filter((u) => !view.seqOf(u));
+  if (vanished.length) s.untagged([atom('VANISHED'), [atom('EARLIER')], atom(formatSet(vanished))]);
+  const changed = (changes.changed || []).map((c) => Number(c.uid)).filter((u) => view.seqOf(u));
+  if (!changed.length) return;
+  const rows = await rowsFor(
+    s.backend,
+    view.name,
+    changed.sort((a, b) => a - b),
+  );
+  for (const uid of changed) {
+    const row = rows.get(uid);
+    if (!row) continue;
+    s.untagged([
+      view.seqOf(uid),
+      atom('FETCH'),
+      [
+        atom('UID'),
+        uid,
+        atom('FLAGS'),
+        flagsOf(row).map(atom),
+        atom('MODSEQ'),
+        [Number(row.modseq)],
+      ],
+    ]);
+  }
+}
+
+module.exports = { select, FLAGS };

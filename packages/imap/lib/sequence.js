@@ -1,0 +1,146 @@
+'use strict';
+
+/*
+ * Sequence sets (RFC 3501 9 sequence-set; `$` of RFC 5182 is not supported): parsing and
+ * resolution against a mailbox view. Pure. A set is resolved against the uids the session
+ * knows, so a range never enumerates numbers that are not messages (`1:4294967295` costs
+ * what the mailbox holds, not four billion steps).
+ */
+
+const MAX_NUMBER = 4294967295; // nz-number is 32-bit (RFC 3501 9)
+const MAX_RANGES = 10000;
+
+class SequenceError extends Error {}
+
+/**
+ * @param {string} text e.g. `1:3,7,9:*`
+ * @returns {Array<[number, number]>} ranges with low <= high; `*` is Infinity
+ * @throws {SequenceError}
+ */
+function parseSequenceSet(text) {
+  if (typeof text !== 'string' || !/^[\d:*,]+$/.test(text)) {
+    throw new SequenceError('Invalid sequence set');
+  }
+  const parts = text.split(',');
+  if (parts.length > MAX_RANGES) throw new SequenceError('Sequence set too long');
+  return parts.map((p) => {
+    const ends = p.split(':');
+    if (ends.length > 2) throw new SequenceError('Invalid sequence range');
+    const [a, b] = ends.map(number);
+    const hi = b === undefined ? a : b;
+    return a <= hi ? [a, hi] : [hi, a];
+  });
+}
+
+function number(s) {
+  if (s === '*') return Infinity;
+  if (!/^[1-9]\d{0,9}$/.test(s)) throw new SequenceError('Invalid number in sequence set');
+  const n = Number(s);
+  if (n > MAX_NUMBER) throw new SequenceError('Number out of range in sequence set');
+  return n;
+}
+
+/** Clamps `*` to max, orders each range, sorts and merges overlapping or adjacent ranges. */
+function normalise(ranges, max) {
+  const fixed = ranges.map(([lo, hi]) => {
+    const a = lo === Infinity ? max : lo;
+    const b = hi === Infinity ? max : hi;
+    return a <= b ? [a, b] : [b, a];
+  });
+  fixed.sort((x, y) => x[0] - y[0]);
+  const out = [];
+  for (const r of fixed) {
+    const last = out[out.length - 1];
+    if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
+    else out.push([r[0], r[1]]);
+  }
+  return out;
+}
+
+/**
+ * Sequence numbers (1-based) of the view selected by a set of message sequence numbers.
+ * `*` is the last message (RFC 3501 6.4.8); numbers beyond it are dropped.
+ * @param {Array<[number, number]>} ranges
+ * @param {number} total messages in the view
+ * @returns {number[]} ascending, unique
+ */
+function resolveSeq(ranges, total) {
+  const out = [];
+  for (const [lo, hi] of normalise(ranges, total)) {
+    for (let n = Math.max(lo, 1); n <= Math.min(hi, total); n++) out.push(n);
+  }
+  return out;
+}
+
+/**
+ * Sequence numbers of the view selected by a set of UIDs. `*` is the highest uid in the view,
+ * so `UID FETCH 100:*` with all uids below 100 still returns the last message (RFC 3501 6.4.8).
+ * @param {Array<[number, number]>} ranges
+ * @param {number[]} uids the view's uids, ascending
+ * @returns {number[]} ascending sequence numbers
+ */
+function resolveUid(ranges, uids) {
+  if (!uids.length) return [];
+  const merged = normalise(ranges, uids[uids.length - 1]);
+  const out = [];
+  // Merge-walk the sorted, disjoint ranges against the sorted uids: O(uids + ranges).
+  let r = 0;
+  for (let i = 0; i < uids.length && r < merged.length; i++) {
+    const u = uids[i];
+    while (r < merged.length && merged[r][1] < u) r++;
+    if (r < merged.length && u >= merged[r][0]) out.push(i + 1);
+  }
+  return out;
+}
+
+/**
+ * True when n lies in one of the ranges (`*` taken as the largest number).
+ * @param {Array<[number, number]>} ranges
+ * @param {number} n
+ */
+function inSet(ranges, n) {
+  return ranges.some(([lo, hi]) => n >= Math.min(lo, hi) && n <= Math.max(lo, hi));
+}
+
+/**
+ * Compact sequence-set text for a list of numbers (`1:3,7`), as UIDPLUS responses use.
+ * @param {number[]} list
+ * @returns {string}
+ */
+function formatSet(list) {
+  const nums = [...list].sort((a, b) => a - b);
+  const out = [];
+  for (let i = 0; i < nums.length; i++) {
+    const start = nums[i];
+    while (i + 1 < nums.length && nums[i + 1] === nums[i] + 1) i++;
+    out.push(start === nums[i] ? String(start) : `${start}:${nums[i]}`);
+  }
+  return out.join(',');
+}
+
+/**
+ * Same as formatSet but keeps the given order (COPYUID pairs source and destination lists
+ * by position, RFC 4315 3).
+ * @param {number[]} list
+ * @returns {string}
+ */
+function formatOrdered(list) {
+  const out = [];
+  for (let i = 0; i < list.length; i++) {
+    const start = list[i];
+    while (i + 1 < list.length && list[i + 1] === list[i] + 1) i++;
+    out.push(start === list[i] ? String(start) : `${start}:${list[i]}`);
+  }
+  return out.join(',');
+}
+
+module.exports = {
+  parseSequenceSet,
+  resolveSeq,
+  resolveUid,
+  inSet,
+  formatSet,
+  formatOrdered,
+  SequenceError,
+  MAX_NUMBER,
+};

@@ -1,0 +1,198 @@
+'use strict';
+
+/*
+ * The listening side: accepts connections (plain, STARTTLS-capable, or implicit TLS), creates
+ * a Session per connection, authenticates users against the mail service with the shared
+ * failed-login limiter, enforces per-user connection limits, and says `* BYE` to every
+ * session on shutdown. It owns no mail logic: sessions reach mail only through
+ * `service.openBackend('pg', user)`.
+ */
+
+const net = require('node:net');
+const tls = require('node:tls');
+const { Session } = require('./session');
+const { DEFAULT_LIMITS } = require('./framer');
+const { LoginLimiter } = require('@mailgate/core');
+const { MailboxWatcher } = require('./watcher');
+
+const DEFAULTS = Object.freeze({
+  ...DEFAULT_LIMITS,
+  maxConnectionsPerUser: 20,
+  maxConnections: 2000,
+  preauthTimeout: 60 * 1000,
+  idleTimeout: 30 * 60 * 1000, // RFC 3501 5.4 autologout >= 30 min; RFC 2177 IDLE: 29 min
+  idlePollMs: 2000,
+});
+
+class ImapServer {
+  /**
+   * @param {object} opts
+   * @param {object} opts.service a @mailgate/service MailService (openBackend, users)
+   * @param {(user: string, password: string) => Promise<boolean>} [opts.verifyPassword]
+   *   defaults to the service's user check
+   * @param {LoginLimiter} [opts.limiter] the process's failed-login limiter (shared with HTTP
+   *   by `mailgate serve`); a new one when omitted
+   * @param {import('pino').Logger} [opts.logger]
+   * @param {Partial<typeof DEFAULTS>} [opts.limits]
+   * @param {{key: Buffer|string, cert: Buffer|string}|null} [opts.tls] enables STARTTLS
+   * @param {string} [opts.backendKind] 'pg' unless a test says otherwise
+   */
+  constructor(opts) {
+    this.service = opts.service;
+    this.log = opts.logger || silentLogger();
+    this.limits = { ...DEFAULTS, ...(opts.limits || {}) };
+    this.verify = opts.verifyPassword || defaultVerify(opts.service);
+    this.limiter = opts.limiter || new LoginLimiter();
+    this.backendKind = opts.backendKind || 'pg';
+    this.tlsContext = opts.tls ? tls.createSecureContext(opts.tls) : null;
+    this.sessions = new Set();
+    this.perUser = new Map();
+    this.nextId = 1;
+    this.servers = [];
+    this.closing = false;
+    this.watcher = new MailboxWatcher({ intervalMs: this.limits.idlePollMs, log: this.log });
+  }
+
+  /**
+   * Starts listening.
+   * @param {{port?: number, host?: string, implicitTls?: boolean}} [o]
+   * @returns {Promise<{port: number, host: string}>}
+   */
+  async listen(o = {}) {
+    const implicit = Boolean(o.implicitTls);
+    if (implicit && !this.tlsContext) throw new Error('implicit TLS needs a certificate');
+    const srv = implicit
+      ? tls.createServer({ secureContext: this.tlsContext }, (s) => this.accept(s, true))
+      : net.createServer((s) => this.accept(s, false));
+    srv.on('error', (err) => this.log.error({ err: err.message }, 'imap listener error'));
+    await new Promise((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(o.port ?? 1143, o.host || '127.0.0.1', () => {
+        srv.off('error', reject);
+        resolve();
+      });
+    });
+    this.servers.push(srv);
+    const a = srv.address();
+    return { port: a.port, host: a.address };
+  }
+
+  accept(socket, secure) {
+    if (this.closing || this.sessions.size >= this.limits.maxConnections) {
+      socket.end('* BYE Too many connections\r\n');
+      return;
+    }
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 60000);
+    const s = new Session(this, socket, { secure, id: this.nextId++ });
+    this.sessions.add(s);
+    s.greet();
+  }
+
+  /** CAPABILITY for a session in its current state (RFC 3501 7.2.1). */
+  capabilities(s) {
+    const caps = ['IMAP4rev1', 'LITERAL+', 'SASL-IR', 'ID', 'ENABLE', 'IDLE', 'NAMESPACE'];
+    if (s.state === 'notauth') {
+      if (this.tlsContext && !s.secure) caps.push('STARTTLS');
+      if (s.privacyOk) caps.push('AUTH=PLAIN');
+      else caps.push('LOGINDISABLED');
+    } else {
+      caps.push(
+        'UIDPLUS',
+        'MOVE',
+        'UNSELECT',
+        'CHILDREN',
+        'SPECIAL-USE',
+        'CONDSTORE',
+        'QRESYNC',
+        `APPENDLIMIT=${this.limits.maxLiteral}`,
+      );
+    }
+    return caps;
+  }
+
+  /**
+   * Checks a user's password through the failed-login limiter of @mailgate/core (the same
+   * rules and, under `mailgate serve`, the same counters as the HTTP API): the attempt is
+   * counted before the password is verified.
+   * @returns {Promise<'ok'|'bad'|'blocked'>}
+   */
+  async checkLogin(user, password, address) {
+    const a = this.limiter.attempt(user, address);
+    if (!a.allowed) return 'blocked';
+    if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
+    let ok = false;
+    try {
+      ok = await this.verify(user, password);
+    } catch (err) {
+      if (!err || (err.code !== 'USER_NOT_FOUND' && err.code !== 'INVALID_CREDENTIALS')) {
+        a.cancel();
+        throw err;
+      }
+    }
+    if (ok) a.succeeded();
+    else a.failed();
+    return ok ? 'ok' : 'bad';
+  }
+
+  /** Reserves a connection slot for user; false when the per-user limit is reached. */
+  claimUser(s, user) {
+    const n = this.perUser.get(user) || 0;
+    if (n >= this.limits.maxConnectionsPerUser) return false;
+    this.perUser.set(user, n + 1);
+    s.claimed = user;
+    return true;
+  }
+
+  sessionClosed(s) {
+    this.sessions.delete(s);
+    if (s.claimed) {
+      const n = (this.perUser.get(s.claimed) || 1) - 1;
+      if (n <= 0) this.perUser.delete(s.claimed);
+      else this.perUser.set(s.claimed, n);
+      s.claimed = null;
+    }
+  }
+
+  /**
+   * Graceful shutdown: stop accepting, `* BYE` every session, wait for sockets to close.
+   * @param {{timeoutMs?: number}} [o]
+   */
+  async close(o = {}) {
+    this.closing = true;
+    const closed = this.servers.map((srv) => new Promise((r) => srv.close(() => r())));
+    for (const s of [...this.sessions]) s.bye('mailgate shutting down');
+    const deadline = Date.now() + (o.timeoutMs ?? 5000);
+    while (this.sessions.size && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (const s of [...this.sessions]) s.socket.destroy();
+    this.watcher.close();
+    await Promise.all(closed);
+  }
+}
+
+function defaultVerify(service) {
+  return async (user, password) => {
+    if (service && service.users && typeof service.users.verifyLogin === 'function') {
+      // INVALID_CREDENTIALS for unknown users and wrong passwords alike (checkLogin).
+      return Boolean(await service.users.verifyLogin(user, password));
+    }
+    throw new Error('no password check configured for the IMAP server');
+  };
+}
+
+function silentLogger() {
+  const log = { info() {}, warn() {}, debug() {}, error() {}, child: () => log };
+  return log;
+}
+
+/**
+ * @param {ConstructorParameters<typeof ImapServer>[0]} opts
+ * @returns {ImapServer}
+ */
+function createImapServer(opts) {
+  return new ImapServer(opts);
+}
+
+module.exports = { ImapServer, createImapServer, DEFAULTS };

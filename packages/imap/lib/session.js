@@ -1,0 +1,248 @@
+'use strict';
+
+/*
+ * One client connection: the session state machine (RFC 3501 3: not authenticated →
+ * authenticated → selected → logout), the command queue, the writer side of the socket, and
+ * the untagged updates other sessions' changes cause. It dispatches each parsed command to its
+ * module in commands/ by name; it never reads the store itself except through the backend the
+ * commands use. Commands run one at a time, in order; bytes arriving meanwhile are framed and
+ * queued (bounded: the socket is paused when the queue is long).
+ */
+
+const { CommandFramer } = require('./framer');
+const { parseCommand, ParseError } = require('./parser');
+const { responseLine, safeText, atom } = require('./writer');
+const { answerFor } = require('./errors');
+const { commands } = require('./commands');
+const { syncView } = require('./updates');
+
+const MAX_QUEUE = 64;
+
+class Session {
+  /**
+   * @param {import('./server').ImapServer} server
+   * @param {import('node:net').Socket} socket
+   * @param {{secure: boolean, id: number}} opts
+   */
+  constructor(server, socket, opts) {
+    this.server = server;
+    this.socket = socket;
+    this.id = opts.id;
+    this.secure = opts.secure;
+    this.log = server.log.child({ session: opts.id });
+    this.state = 'notauth';
+    this.user = null;
+    this.backend = null;
+    this.view = null;
+    this.enabled = new Set(); // ENABLEd extensions (RFC 5161): CONDSTORE, QRESYNC
+    this.condstore = false; // CONDSTORE active (RFC 7162 3.1: enabled by use, too)
+    this.framer = new CommandFramer(server.limits);
+    this.queue = [];
+    this.busy = false;
+    this.lineWaiter = null;
+    this.closed = false;
+    this.idleTimer = null;
+    this.onData = (chunk) => this.receive(chunk);
+    this.attach(socket);
+  }
+
+  attach(socket) {
+    this.socket = socket;
+    socket.on('data', this.onData);
+    socket.on('error', (err) => this.log.debug({ err: err.message }, 'socket error'));
+    socket.on('close', () => this.cleanup());
+  }
+
+  /** Loopback or TLS: where plaintext passwords may be sent (RFC 3501 6.2.3 LOGINDISABLED). */
+  get privacyOk() {
+    if (this.secure) return true;
+    const a = this.socket.remoteAddress || '';
+    return a === '127.0.0.1' || a === '::1' || a === '::ffff:127.0.0.1';
+  }
+
+  greet() {
+    this.resetTimer();
+    this.send(
+      responseLine('*', [
+        atom(
+          `OK [CAPABILITY ${this.server.capabilities(this).join(' ')}] mailgate IMAP4rev1 ready`,
+        ),
+      ]),
+    );
+  }
+
+  receive(chunk) {
+    this.resetTimer();
+    let events;
+    try {
+      events = this.framer.feed(chunk);
+    } catch (err) {
+      this.log.error({ err }, 'framer failed');
+      return this.bye('Internal error');
+    }
+    for (const ev of events) {
+      if (ev.type === 'continue') {
+        this.send(Buffer.from('+ Ready for literal data\r\n'));
+      } else if (ev.type === 'fatal') {
+        this.bye(ev.text);
+        return;
+      } else if (this.lineWaiter && ev.type === 'command') {
+        const w = this.lineWaiter;
+        this.lineWaiter = null;
+        w(ev.parts.filter((p) => typeof p === 'string').join(''));
+      } else {
+        this.queue.push(ev);
+      }
+    }
+    if (this.queue.length > MAX_QUEUE) this.socket.pause();
+    this.pump();
+  }
+
+  /**
+   * The next line the client sends, raw (IDLE's DONE, an AUTHENTICATE response).
+   * @returns {Promise<string|null>} null when the connection closes first
+   */
+  readLine() {
+    const next = this.queue.shift();
+    if (next && next.type === 'command') {
+      return Promise.resolve(next.parts.filter((p) => typeof p === 'string').join(''));
+    }
+    if (next) this.queue.unshift(next);
+    if (this.closed) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      this.lineWaiter = resolve;
+    });
+  }
+
+  async pump() {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      while (this.queue.length && !this.closed) {
+        const ev = this.queue.shift();
+        if (this.queue.length < MAX_QUEUE / 2 && this.socket.isPaused()) this.socket.resume();
+        await this.run(ev);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async run(ev) {
+    if (ev.type === 'error') {
+      const code = ev.reason === 'literal-too-large' ? 'TOOBIG' : null;
+      this.tagged(ev.tag, 'BAD', ev.text, code);
+      return;
+    }
+    let cmd;
+    try {
+      cmd = parseCommand(ev.parts);
+    } catch (err) {
+      if (!(err instanceof ParseError)) throw err;
+      this.tagged(err.tag, 'BAD', err.message);
+      return;
+    }
+    const mod = commands.get(cmd.name);
+    if (!mod) {
+      this.tagged(cmd.tag, 'BAD', 'Unknown command');
+      return;
+    }
+    if (!mod.states.includes(this.state)) {
+      this.tagged(cmd.tag, 'BAD', `${cmd.name} not allowed now`);
+      return;
+    }
+    const t0 = process.hrtime.bigint();
+    let answer;
+    try {
+      const res = (await mod.run(this, cmd)) || {};
+      if (this.closed || res.answered) return;
+      // RFC 3501 7.4.1: no EXPUNGE during FETCH, STORE or SEARCH (sequence numbers in use).
+      if (this.view && mod.sync !== false) await this.sync({ expunges: mod.expunges !== false });
+      answer = { status: 'OK', code: res.code || null, text: res.text || `${cmd.name} completed` };
+    } catch (err) {
+      if (this.closed) return;
+      answer = answerFor(err, this.log);
+    }
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    this.log.debug({ command: cmd.name, status: answer.status, ms }, 'imap command');
+    if (answer.status === 'BYE') return;
+    this.tagged(cmd.tag, answer.status, answer.text, answer.code);
+  }
+
+  /** Pushes other sessions' changes to the client as untagged responses. */
+  async sync(opts = {}) {
+    if (!this.view) return;
+    await syncView(this, opts);
+  }
+
+  tagged(tag, status, text, code) {
+    const t = `${status} ${code ? `[${code}] ` : ''}${safeText(text)}`;
+    this.send(Buffer.from(`${tag} ${t}\r\n`, 'latin1'));
+  }
+
+  /** @param {any[]} parts values after `*` (see writer.js) */
+  untagged(parts) {
+    this.send(responseLine('*', parts));
+  }
+
+  send(buf) {
+    if (this.closed || this.socket.destroyed) return false;
+    return this.socket.write(buf);
+  }
+
+  /** Waits while the socket's write buffer is full (large FETCH answers). */
+  async drain() {
+    if (this.closed || !this.socket.writableNeedDrain) return;
+    await new Promise((resolve) => {
+      const done = () => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
+  }
+
+  resetTimer() {
+    clearTimeout(this.idleTimer);
+    if (this.closed) return;
+    // RFC 3501 5.4: at least 30 minutes once authenticated; a shorter wait before login.
+    const ms =
+      this.state === 'notauth' ? this.server.limits.preauthTimeout : this.server.limits.idleTimeout;
+    this.idleTimer = setTimeout(() => this.bye('Autologout; idle for too long'), ms);
+    this.idleTimer.unref();
+  }
+
+  /** Sends `* BYE` and closes. */
+  bye(text) {
+    if (this.closed) return;
+    this.send(Buffer.from(`* BYE ${safeText(text)}\r\n`));
+    this.socket.end();
+    this.cleanup();
+  }
+
+  cleanup() {
+    if (this.closed) return;
+    this.closed = true;
+    this.state = 'logout';
+    clearTimeout(this.idleTimer);
+    if (this.lineWaiter) {
+      const w = this.lineWaiter;
+      this.lineWaiter = null;
+      w(null);
+    }
+    if (this.idleStop) this.idleStop();
+    this.server.sessionClosed(this);
+    const be = this.backend;
+    this.backend = null;
+    if (be && typeof be.close === 'function') {
+      Promise.resolve(be.close()).catch((err) =>
+        this.log.debug({ err: err.message }, 'backend close'),
+      );
+    }
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+  }
+}
+
+module.exports = { Session };

@@ -1,0 +1,98 @@
+'use strict';
+
+/*
+ * STORE and UID STORE (RFC 3501 6.4.6; RFC 7162 3.1.3 UNCHANGEDSINCE and MODIFIED): one
+ * service setFlags call per command; FETCH responses carry the resulting flags.
+ */
+
+const { atom } = require('./writer');
+const { bad, no } = require('./errors');
+const { astring, atomArg, listArg, numberArg, flagsArg } = require('./args');
+const { parseSequenceSet, resolveSeq, resolveUid, formatSet } = require('./sequence');
+const { rowsFor, flagsOf, flagResult } = require('./mail-data');
+
+const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
+
+/**
+ * @param {import('./session').Session} s
+ * @param {object[]} args sequence set, [(UNCHANGEDSINCE n)], item, flags
+ * @param {boolean} byUid
+ * @returns {Promise<{code?: string}>}
+ */
+async function runStore(s, args, byUid) {
+  const a = [...args];
+  if (a.length < 3) throw bad('STORE needs a sequence set, an item and flags');
+  let ranges;
+  try {
+    ranges = parseSequenceSet(astring(a.shift(), 'sequence set'));
+  } catch (err) {
+    throw bad(err.message);
+  }
+  let unchangedSince = null;
+  if (a[0].type === 'list') {
+    const mods = listArg(a.shift(), 'store modifiers');
+    if (mods.length !== 2 || atomArg(mods[0], 'store modifier') !== 'UNCHANGEDSINCE') {
+      throw bad('Invalid store modifier');
+    }
+    unchangedSince = numberArg(mods[1], 'mod-sequence', MAX_MODSEQ);
+    s.condstore = true;
+  }
+  const item = atomArg(a.shift(), 'store item');
+  const m = /^([+-]?)FLAGS(\.SILENT)?$/.exec(item);
+  if (!m) throw bad('Invalid store item');
+  if (!a.length) throw bad('Missing flags');
+  const flags = a.length === 1 ? flagsArg(a[0]) : flagsArg({ type: 'list', value: a });
+  const v = s.view;
+  if (v.readOnly) throw no('Mailbox is read-only', 'READ-ONLY');
+  // \Recent is session state the server sets, never the client (RFC 3501 2.3.2).
+  const wanted = flags.filter((f) => f !== '\\Recent');
+  const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
+  if (!seqs.length) return {};
+  const uids = seqs.map((n) => v.uidAt(n));
+  const rows = await rowsFor(s.backend, v.name, uids);
+  let targets = uids.filter((u) => rows.has(u));
+  const modified = [];
+  if (unchangedSince !== null) {
+    targets = targets.filter((u) => {
+      const keep = Number(rows.get(u).modseq) <= unchangedSince;
+      if (!keep) modified.push(u);
+      return keep;
+    });
+  }
+  let add = [];
+  let remove = [];
+  if (m[1] === '+') add = wanted;
+  else if (m[1] === '-') remove = wanted;
+  else {
+    add = wanted;
+    const present = new Set();
+    for (const u of targets) for (const f of flagsOf(rows.get(u))) present.add(f);
+    const keep = new Set(wanted.map((f) => f.toLowerCase()));
+    remove = [...present].filter((f) => !keep.has(f.toLowerCase()));
+  }
+  let changed = [];
+  if (targets.length && (add.length || remove.length)) {
+    ({ changed } = flagResult(await s.backend.setFlags(v.name, targets, add, remove)));
+  }
+  v.noteOwn(changed);
+  const byUidChanged = new Map(changed.map((c) => [Number(c.uid), c]));
+  const silent = Boolean(m[2]);
+  for (const uid of targets) {
+    const c = byUidChanged.get(uid);
+    // RFC 7162 3.1.3: with CONDSTORE, changed messages are reported even for .SILENT.
+    if (silent && !(c && unchangedSince !== null)) continue;
+    const state = c || rows.get(uid);
+    const items = [];
+    if (byUid) items.push(atom('UID'), uid);
+    items.push(atom('FLAGS'), flagsOf(state).map(atom));
+    if (s.condstore) items.push(atom('MODSEQ'), [Number(state.modseq)]);
+    s.untagged([v.seqOf(uid), atom('FETCH'), items]);
+  }
+  if (modified.length) {
+    const list = byUid ? modified : modified.map((u) => v.seqOf(u));
+    return { code: `MODIFIED ${formatSet(list)}`, text: 'Some messages were modified meanwhile' };
+  }
+  return {};
+}
+
+module.exports = { runStore };

@@ -28,6 +28,8 @@ const routePlugins = require('./routes');
  * @param {boolean} [opts.esWorker] run the outbox worker (default true when elasticsearchUrl)
  * @param {object} [opts.esEnv] environment for the mirror (index prefix)
  * @param {string} [opts.home] MAILGATE_HOME (legacy backends' configuration)
+ * @param {string[]} [opts.corsOrigins] MAILGATE_CORS_ORIGINS: browser origins allowed to call
+ *   the API from another site (none by default)
  * @param {boolean} [opts.webPage] serve the webmail page (@mailgate/web) at / (default true)
  * @returns {Promise<import('fastify').FastifyInstance>} app, with `app.store` and `app.purger`
  */
@@ -65,6 +67,7 @@ async function build(opts) {
   await app.register(require('./plugins/errors'));
   await app.register(require('./plugins/params'));
   await app.register(require('./plugins/timing'));
+  await app.register(require('./plugins/cors'), opts);
   await app.register(require('./plugins/mail'), opts);
   await app.register(require('./plugins/service'), opts);
   await app.register(require('./plugins/auth'), opts);

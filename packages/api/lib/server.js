@@ -73,6 +73,7 @@ async function startServer(config, opts = {}) {
       adminToken: config.adminToken,
       purgeOnStart: opts.purgeOnStart,
       elasticsearchUrl: config.elasticsearchUrl,
+      corsOrigins: config.corsOrigins,
     });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {

@@ -40,8 +40,8 @@ function buildProgram(ctx) {
       `
 Environment: MAILGATE_HOME (default ~/.mailgate), DATABASE_URL (external PostgreSQL instead of
 the embedded one), ELASTICSEARCH_URL (enables the search mirror), MAILGATE_ES_PREFIX,
-MAILGATE_ADMIN_TOKEN, PORT, HOST, LOG_LEVEL, MAILGATE_IMPORT_WORKERS, MAILGATE_BATCH_SIZE
-(README "Configuration").
+MAILGATE_ADMIN_TOKEN, MAILGATE_CORS_ORIGINS, PORT, HOST, LOG_LEVEL, MAILGATE_IMPORT_WORKERS,
+MAILGATE_BATCH_SIZE (README "Configuration").
 Errors: \`CODE: message\` on stderr (with --json also {"error":{"code","message"}} on stdout).
 Exit codes: 0 ok, 1 failure, 2 bad usage or bad query.`,
     );

@@ -14,7 +14,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * @returns {{home: string, databaseUrl: string|null, elasticsearchUrl: string|null,
  *   adminToken: string|null, port: number, host: string, logLevel: string,
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
- *   renderWorkers: number, dbIdleTimeoutMs: number}}
+ *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[]}}
  */
 function loadConfig(env = process.env) {
   const problems = [];
@@ -42,6 +42,16 @@ function loadConfig(env = process.env) {
   const renderWorkers = intVar(env, 'MAILGATE_RENDER_WORKERS', 1, 0, 64, problems);
   // How long an idle database connection is kept (tarn's idleTimeoutMillis).
   const dbIdleTimeoutMs = intVar(env, 'MAILGATE_DB_IDLE_TIMEOUT_MS', 30000, 1, 3600000, problems);
+  // Browser origins allowed to call the API from another site (CORS); none by default.
+  const corsOrigins = (env.MAILGATE_CORS_ORIGINS || '')
+    .split(',')
+    .map((o) => o.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+  for (const o of corsOrigins) {
+    if (o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o)) {
+      problems.push(`MAILGATE_CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port]) or *`);
+    }
+  }
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }
@@ -59,6 +69,7 @@ function loadConfig(env = process.env) {
     parseMemoryMb,
     renderWorkers,
     dbIdleTimeoutMs,
+    corsOrigins,
   };
 }
 

@@ -1,0 +1,57 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { ImapFlow } = require('imapflow');
+const { createMailService } = require('@mailgate/service');
+const { createTestDatabase } = require('../../../test/support/db');
+const { createImapServer } = require('../lib');
+
+/**
+ * A test database, the mail service on it, and an IMAP server on a free loopback port.
+ * @param {{users?: Record<string, string>, limits?: object, tls?: object}} [o] users: name → password
+ */
+async function startPgServer(o = {}) {
+  const db = await createTestDatabase();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-imap-'));
+  const service = await createMailService({
+    knex: db.knex,
+    env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent' },
+  });
+  for (const [name, password] of Object.entries(o.users || {})) {
+    await service.users.create(name, { password });
+  }
+  const server = createImapServer({
+    service,
+    limits: { idlePollMs: 100, ...(o.limits || {}) },
+    tls: o.tls || null,
+    limiter: o.limiter,
+  });
+  const { port } = await server.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    db,
+    service,
+    server,
+    port,
+    /** an imapflow client for user (not connected) */
+    client(user, pass, extra = {}) {
+      return new ImapFlow({
+        host: '127.0.0.1',
+        port,
+        secure: false,
+        auth: { user, pass },
+        logger: false,
+        ...extra,
+      });
+    },
+    async close() {
+      await server.close();
+      await service.close();
+      await db.drop();
+      fs.rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+module.exports = { startPgServer };

@@ -14,7 +14,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * @returns {{home: string, databaseUrl: string|null, elasticsearchUrl: string|null,
  *   adminToken: string|null, port: number, host: string, logLevel: string,
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
- *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[]}}
+ *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[],
+ *   listCacheRows: number}}
  */
 function loadConfig(env = process.env) {
   const problems = [];
@@ -52,6 +53,8 @@ function loadConfig(env = process.env) {
       problems.push(`MAILGATE_CORS_ORIGINS: "${o}" is not an origin (scheme://host[:port]) or *`);
     }
   }
+  // Header rows kept in memory over all cached mailboxes (the store's list cache; 0 = off).
+  const listCacheRows = intVar(env, 'MAILGATE_LIST_CACHE_ROWS', 100000, 0, 100000000, problems);
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }
@@ -68,6 +71,7 @@ function loadConfig(env = process.env) {
     parseTimeMs,
     parseMemoryMb,
     renderWorkers,
+    listCacheRows,
     dbIdleTimeoutMs,
     corsOrigins,
   };

@@ -8,6 +8,7 @@ const { compileSql } = require('@mailgate/query');
 const { parseQuery } = require('./pg-store');
 const { HEADER_COLUMNS, HEADER_JSON_SQL, headerRow } = require('./header-row');
 const { splitFlags } = require('@mailgate/readers');
+const { pageOf } = require('./list-cache');
 
 /*
  * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
@@ -56,6 +57,20 @@ const mailOps = {
    *   keyset position after the last row when more rows follow
    */
   async scanPage(userId, mailboxId, opts) {
+    if (this.listCache && opts.order !== 'date') {
+      // uid order: a page of the list cache (exact by modseq, see list-cache.js).
+      const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
+      if (!list) return { rows: [], next: null };
+      const page = pageOf(list, {
+        limit: opts.limit + 1,
+        afterUid: opts.after ? opts.after.uid : undefined,
+        order: opts.desc ? 'desc' : 'asc',
+      });
+      const more = page.length > opts.limit;
+      const rows = more ? page.slice(0, opts.limit) : page;
+      const last = rows[rows.length - 1];
+      return { rows, next: more ? { uid: last.uid, date: null } : null };
+    }
     const k = keyset(opts);
     const r = await this.knex.raw(
       `SELECT ${HEADER_COLUMNS}, ${SORT_DATE_TEXT} AS sort_date FROM messages m

@@ -1,9 +1,10 @@
 'use strict';
 
-const { errors } = require('@mailgate/core');
+const { errors, loadConfig } = require('@mailgate/core');
 const { parse, compileSql, mailboxesIn } = require('@mailgate/query');
 const { copyRows } = require('./copy');
 const { HEADER_COLUMNS, headerRow, headerJson } = require('./header-row');
+const { ListCache, pageOf } = require('./list-cache');
 
 /**
  * The PostgreSQL backend of the storage interface. Every method takes the user id first and
@@ -19,6 +20,10 @@ class PgStore {
   constructor(knex, opts = {}) {
     this.knex = knex;
     this.outbox = opts.outbox ?? Boolean(process.env.ELASTICSEARCH_URL);
+    // Header scans are served from a per-mailbox cache kept exact by modseq (list-cache.js).
+    const rows = opts.listCacheRows ?? loadConfig().listCacheRows;
+    this.listCache =
+      rows > 0 ? new ListCache({ maxRows: rows, select: HEADER_COLUMNS, toRow: headerRow }) : null;
   }
 
   /**
@@ -131,6 +136,10 @@ class PgStore {
    * @param {{limit?: number, afterUid?: number, order?: 'asc'|'desc'}} [opts]
    */
   async scanHeaders(userId, mailboxId, opts = {}) {
+    if (this.listCache) {
+      const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
+      return list ? pageOf(list, opts) : [];
+    }
     const order = opts.order === 'desc' ? 'DESC' : 'ASC';
     const cmp = order === 'DESC' ? '<' : '>';
     const bindings = [userId, mailboxId];

@@ -1,0 +1,155 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { PgStore } = require('@mailgate/store');
+const { runImport } = require('@mailgate/importer');
+const { createTestDatabase } = require('./support/db');
+const { msg, mboxOf } = require('./support/mail');
+
+/*
+ * The store's list cache (packages/store/lib/list-cache.js) against real PostgreSQL: one
+ * store instance scans with the cache, other instances (other sessions, as another process
+ * would be) change the mailbox in between; every cached scan must equal the uncached SQL scan.
+ */
+describe('list cache: exact by modseq under other sessions’ changes', () => {
+  let db;
+  let tmp;
+  let cached; // the session that scans (cache on)
+  let other; // another session (its own cache, never consulted here)
+  let plain; // the reference: no cache, straight SQL
+  let user;
+  let mailboxId;
+
+  const importFile = async (name, from, to) => {
+    const file = path.join(tmp, name);
+    const list = [];
+    for (let i = from; i <= to; i++) list.push(msg({ subject: `Note ${i}`, body: `Body ${i}\n` }));
+    fs.writeFileSync(file, mboxOf(list));
+    await runImport({
+      store: other,
+      kind: 'mbox',
+      paths: [file],
+      user: 'lc',
+      mailbox: 'INBOX',
+      workers: 0,
+      progress: false,
+    });
+  };
+  const same = async (opts = {}) => {
+    const got = await cached.scanHeaders(user.id, mailboxId, opts);
+    const want = await plain.scanHeaders(user.id, mailboxId, opts);
+    expect(got).toEqual(want);
+    return got;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-lc-'));
+    cached = new PgStore(db.knex, { listCacheRows: 1000 });
+    other = new PgStore(db.knex, { listCacheRows: 1000 });
+    plain = new PgStore(db.knex, { listCacheRows: 0 });
+    await importFile('a.mbox', 1, 60);
+    user = await plain.getUser('lc');
+    mailboxId = (await plain.getMailbox(user.id, 'INBOX')).id;
+  });
+  afterAll(async () => {
+    await db.drop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('a repeat scan is a hit; pages in both orders equal the SQL scan', async () => {
+    expect(plain.listCache).toBeNull();
+    await same();
+    const before = { ...cached.listCache.stats };
+    const rows = await same();
+    expect(rows).toHaveLength(60);
+    expect(cached.listCache.stats.hits).toBe(before.hits + 1);
+    for (const opts of [
+      { limit: 7 },
+      { limit: 7, afterUid: 10 },
+      { limit: 7, order: 'desc' },
+      { limit: 7, order: 'desc', afterUid: 10 },
+      { order: 'desc', afterUid: 3 },
+      { afterUid: 60 },
+      { limit: 5, afterUid: 1000, order: 'desc' },
+    ]) {
+      await same(opts);
+    }
+    // The shared rows cannot be changed by a caller.
+    expect(Object.isFrozen(rows[0])).toBe(true);
+  });
+
+  test('flag changes, appends and expunges by another session are seen at the next scan', async () => {
+    await same();
+    const uids = (await plain.scanHeaders(user.id, mailboxId)).map((r) => r.uid);
+    await other.setFlags(user.id, mailboxId, {
+      uids: uids.slice(0, 5),
+      add: ['\\Seen', '$Label1'],
+      remove: [],
+    });
+    const deltas = cached.listCache.stats.deltas;
+    const afterFlags = await same();
+    expect(cached.listCache.stats.deltas).toBe(deltas + 1);
+    expect(afterFlags[0].flags).toContain('\\Seen');
+
+    await importFile('b.mbox', 61, 70); // another session appends
+    expect(await same()).toHaveLength(70);
+
+    await other.setFlags(user.id, mailboxId, { uids: uids.slice(10, 13), add: ['\\Deleted'] });
+    const gone = await other.expunge(user.id, mailboxId, {});
+    expect(gone.expunged).toHaveLength(3);
+    const afterExpunge = await same();
+    expect(afterExpunge).toHaveLength(67);
+    expect(afterExpunge.map((r) => r.uid)).not.toContain(uids[11]);
+
+    // Restored (un-hidden) messages come back in uid order.
+    await other.restoreExpunged(user.id, mailboxId, gone.expunged);
+    expect(await same()).toHaveLength(70);
+  });
+
+  test('an expunge hidden and purged between two scans forces an exact reload', async () => {
+    await same();
+    const uids = (await plain.scanHeaders(user.id, mailboxId)).map((r) => r.uid);
+    await other.expunge(user.id, mailboxId, { uids: uids.slice(20, 24), force: true });
+    await other.purgeExpunged(user.id, mailboxId, { graceMs: 0 });
+    const loads = cached.listCache.stats.loads;
+    expect(await same()).toHaveLength(66);
+    expect(cached.listCache.stats.loads).toBe(loads + 1);
+  });
+
+  test('scanPage (the API path) in uid order pages from the cache, date order from SQL', async () => {
+    const a = await cached.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });
+    const b = await plain.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });
+    expect(a.rows).toEqual(b.rows);
+    expect(a.next.uid).toBe(b.next.uid);
+    const c = await cached.scanPage(user.id, mailboxId, { limit: 10, order: 'date', desc: true });
+    const d = await plain.scanPage(user.id, mailboxId, { limit: 10, order: 'date', desc: true });
+    expect(c).toEqual(d);
+  });
+
+  test('memory is bounded: the least recently used mailbox is evicted past the row budget', async () => {
+    const small = new PgStore(db.knex, { listCacheRows: 100 });
+    await importFile('c.mbox', 71, 120); // 50 more in INBOX: 116 rows > 100, never cached
+    const second = await other.ensureMailbox(user.id, 'Other');
+    await small.scanHeaders(user.id, mailboxId);
+    expect(small.listCache.rows).toBe(0);
+    await small.scanHeaders(user.id, second.id);
+    expect(small.listCache.rows).toBeLessThanOrEqual(100);
+    const s2 = new PgStore(db.knex, { listCacheRows: 150 });
+    await s2.scanHeaders(user.id, mailboxId); // 116 rows
+    await s2.scanHeaders(user.id, second.id); // 0 rows
+    expect(s2.listCache.rows).toBe(116);
+    expect(s2.listCache.entries.size).toBe(2);
+  });
+
+  test('a deleted mailbox is dropped from the cache', async () => {
+    const mb = await other.ensureMailbox(user.id, 'Gone');
+    await cached.scanHeaders(user.id, mb.id);
+    expect(cached.listCache.entries.has(`${user.id}:${mb.id}`)).toBe(true);
+    await db.knex('mailboxes').where({ user_id: user.id, id: mb.id }).del();
+    expect(await cached.scanHeaders(user.id, mb.id)).toEqual([]);
+    expect(cached.listCache.entries.has(`${user.id}:${mb.id}`)).toBe(false);
+  });
+});

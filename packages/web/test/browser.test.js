@@ -108,7 +108,7 @@ maybe('webmail page in Chromium', () => {
     page.waitForFunction(() => window.mailgate.marks.some((m) => m.name === 'mg:complete'));
   const rowCount = (page) => page.locator('#list .ml-row[data-uid]:not([hidden])').count();
 
-  test('sign in, scroll 2,000 messages, search, read, flag, switch backend, delete and expunge', async () => {
+  test('sign in, scroll 2,000 messages, search, read, flag, switch backend, move, delete and expunge', async () => {
     const { page, shot, errors } = await signedInPage('walk');
     await shot('mailbox');
 
@@ -189,6 +189,23 @@ maybe('webmail page in Chromium', () => {
     await shot('compare-backends');
     await page.click('#compare-dialog button');
     await page.selectOption('#backend', 'pg');
+
+    // Move the report to Archive: gone from the search (INBOX), present in Archive.
+    await page.click(`#list .ml-row[data-uid="${uid}"]`);
+    await page.waitForSelector('#view #move-target');
+    await page.selectOption('#view #move-target', 'Archive');
+    await page.click('#view #move');
+    await page.waitForSelector(`#list .ml-row[data-uid="${uid}"]`, { state: 'detached' });
+    await expect(page.locator('#status').textContent()).resolves.toBe('Moved to Archive');
+    expect((await api('GET', `/mailboxes/INBOX/messages/${uid}`)).status).toBe(404);
+    const archived = await db.store.search(userId, 'in:Archive subject:quarterly', {});
+    expect(archived.total).toBe(1);
+    await shot('moved');
+    await page.click('#mailboxes a[data-mailbox="Archive"]');
+    await page.waitForSelector(
+      `#list .ml-row[data-uid="${archived.hits[0].uid}"] .ml-flags:has-text("★")`,
+    );
+    await shot('archive');
 
     // Delete and expunge a message of the mailbox.
     await page.click('#mailboxes a[data-mailbox="INBOX"]');

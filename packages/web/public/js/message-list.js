@@ -145,6 +145,8 @@ export class MessageList extends HTMLElement {
       const index = first + i;
       if (index >= last) {
         el.hidden = true;
+        delete el.dataset.uid;
+        delete el.dataset.key;
         continue;
       }
       el.hidden = false;

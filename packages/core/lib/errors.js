@@ -29,6 +29,9 @@ const defs = {
   NOT_FOUND: ['No such route: %s', 404],
   MESSAGE_NOT_FOUND: ['No such message: uid %s', 404],
   ATTACHMENT_NOT_FOUND: ['No such part: %s', 404],
+  // A message over the request-time parse budget (MAILGATE_PARSE_TIME_MS/_MEMORY_MB), or not
+  // a message at all (legacy folders): its raw bytes can still be downloaded.
+  MESSAGE_NOT_RENDERABLE: ['Message uid %s cannot be shown (%s); download it raw instead', 422],
   INVALID_INPUT: ['%s', 400],
   INVALID_CURSOR: ['Invalid cursor: %s', 400],
   BACKEND_UNAVAILABLE: ['Backend "%s" is not available on this server yet (use backend=pg)', 400],

@@ -109,7 +109,7 @@ function base64Size(buf) {
 function decodeTransfer(buf, cte) {
   if (cte === 'quoted-printable') return decodeQP(buf);
   if (cte === 'base64') return decodeBase64(buf);
-  if (cte === 'x-uuencode' || cte === 'uuencode' || cte === 'x-uue') {
+  if (/^(?:x-)?uu(?:encode|e)?$/.test(cte)) {
     const u = findUuencoded(buf.latin1Slice(0, buf.length));
     if (u.length) return u[0].decode();
   }

@@ -1,173 +1,287 @@
 'use strict';
 
-const { simpleParser } = require('mailparser');
-const { parseMessage, findPart, checkMessage } = require('./parse');
-const { rawToUnicode, decodeWords } = require('./header');
-const { decodeTransfer, decodeEntities } = require('./body');
-const { cleanText } = require('./charset');
+// The message view: which body parts a reader sees, and their HTML made safe to show. Owns
+// the display policy (sanitize-html allow-list, CSS filter, remote images, cid: mapping).
+// Synchronous and bounded by the same parse budget as import; callers at request time go
+// through ./request.js, which runs it off the event loop. Never used during import.
 
-// Allow-list sanitizer for message display. Everything not listed is dropped: the tag
-// (its text content is kept), or, for the elements below, the tag and its content.
-const DROP_WITH_CONTENT = new Set(
-  (
-    'script style iframe object embed applet noscript template textarea select title head ' +
-    'svg math frameset noembed noframes xml button'
-  ).split(' '),
-);
-const ALLOWED_TAGS = new Set(
-  (
-    'a abbr address b bdi bdo big blockquote br caption center cite code col colgroup dd del ' +
-    'dfn div dl dt em font h1 h2 h3 h4 h5 h6 hr i img ins kbd li ol p pre q s samp small span ' +
-    'strike strong sub sup table tbody td tfoot th thead tr tt u ul var wbr'
-  ).split(' '),
-);
-const VOID_TAGS = new Set(['br', 'hr', 'img', 'col', 'wbr']);
-const ALLOWED_ATTRS = new Set(
-  (
-    'href src alt title width height align valign bgcolor color border cellpadding ' +
-    'cellspacing colspan rowspan face size dir lang start type span summary style'
-  ).split(' '),
-);
-const URL_ATTRS = new Set(['href', 'src']);
-const SAFE_URL = /^(?:https?:|mailto:|cid:|#|\/|[^:/?#]*(?:[/?#]|$))/i;
-const SAFE_DATA_IMG = /^data:image\/(?:png|gif|jpe?g|webp);base64,/i;
+const sanitize = require('sanitize-html');
+const { parseMessage, findPart, checkMessage, splitMultipart, entityInfo } = require('./parse');
+const { checkDeadline } = require('./parse');
+const { splitHeader, rawToUnicode, decodeWords } = require('./header');
+const { decodeTransfer, htmlToText, findUuencoded } = require('./body');
+const { cleanText, decodeBytes } = require('./charset');
 
-function escapeAttr(s) {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/"/g, '&quot;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;');
-}
+const MAX_DEPTH = 50;
+const MAX_PARTS = 10000;
+// What a view carries at most: a reader scrolls through less, and the sanitiser's cost
+// follows its input. Beyond these the view says `truncated: true`.
+const MAX_HTML_CHARS = 4 * 1024 * 1024;
+const MAX_TEXT_CHARS = 2 * 1024 * 1024;
 
-function escapeText(s) {
-  return s.replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
+const ALLOWED_TAGS = (
+  'a abbr address b bdi bdo big blockquote br caption center cite code col colgroup dd del ' +
+  'dfn div dl dt em font h1 h2 h3 h4 h5 h6 hr i img ins kbd li ol p pre q s samp small span ' +
+  'strike strong sub sup table tbody td tfoot th thead tr tt u ul var wbr'
+).split(' ');
+const ALLOWED_ATTRS = (
+  'href src alt title width height align valign bgcolor color border cellpadding ' +
+  'cellspacing colspan rowspan face size dir lang start type span summary style'
+).split(' ');
+// Elements dropped with their content. The rest of an unknown element's text is kept
+// (`<head>`, `<embed>` and friends must not swallow the body: issue 17.7).
+const NON_TEXT = ['script', 'style', 'textarea', 'option', 'noscript', 'title', 'template', 'xml'];
 
-function cleanAttr(tag, name, value) {
-  if (!ALLOWED_ATTRS.has(name)) return null; // drops on* handlers, srcset, formaction...
-  const decoded = decodeEntities(value);
-  if (URL_ATTRS.has(name)) {
-    // browsers ignore whitespace/control characters inside the scheme ("java\tscript:")
-    // eslint-disable-next-line no-control-regex -- control characters are exactly the target
-    const compact = decoded.replace(/[\u0000-\u0020\u007f-\u009f]+/g, '');
-    if (tag === 'img' && name === 'src' && SAFE_DATA_IMG.test(compact)) return decoded;
-    if (!SAFE_URL.test(compact)) return null;
-  }
-  if (
-    name === 'style' &&
-    /expression|javascript|vbscript|url\s*\(|@import|behavior|binding/i.test(decoded)
-  ) {
-    return null;
-  }
-  return decoded;
-}
+// CSS: an allow-list of properties, each value a plain token list. No url(), image-set(),
+// expression(), escapes ("u\72l(") or quotes can pass, and no positioning (a fixed,
+// high z-index overlay is how a fake login screen covers a webmail page).
+const CSS_VALUE = /^(?:[-#\w.,%+!]+|\s|(?:rgba?|hsla?)\([\d\s.,%]+\))+$/i;
+const CSS_PROPS = (
+  'color background-color font font-family font-size font-style font-weight font-variant ' +
+  'text-align text-decoration text-indent text-transform letter-spacing word-spacing ' +
+  'line-height white-space vertical-align direction margin margin-top margin-right ' +
+  'margin-bottom margin-left padding padding-top padding-right padding-bottom padding-left ' +
+  'border border-top border-right border-bottom border-left border-color border-style ' +
+  'border-width border-collapse border-spacing border-radius width height max-width ' +
+  'min-width list-style-type display float clear'
+).split(' ');
+const ALLOWED_STYLES = { '*': Object.fromEntries(CSS_PROPS.map((p) => [p, [CSS_VALUE]])) };
 
 /**
- * Small allow-list HTML sanitizer for displaying mail: drops script/style/iframe/object and
- * similar elements with their content, drops every tag not on the allow-list (keeping its
- * text), keeps only harmless attributes, removes on* handlers and javascript:/vbscript:/data:
- * URLs (data:image in <img> is allowed), and re-serializes what is kept with quoted,
- * escaped attributes. Links get rel="noopener noreferrer" and target="_blank".
+ * Sanitises mail HTML for display with sanitize-html (htmlparser2: one linear pass):
+ * allow-listed tags and attributes, http(s)/mailto/cid links, data: images only in <img>,
+ * CSS through a property and value allow-list. Remote images are blocked unless
+ * `images: 'remote'` (tracking pixels): their URL moves to `data-blocked-src`. `cid:`
+ * references become attachment URLs when `cidUrl` maps them.
  *
  * @param {string} html
+ * @param {{images?: 'blocked'|'remote', cidUrl?: (cid: string) => string|null}} [opts]
  * @returns {string}
  */
-function sanitizeHtml(html) {
+function sanitizeHtml(html, opts = {}) {
   if (!html) return '';
-  const s = String(html)
-    .replace(/<!--[\s\S]*?(?:-->|$)/g, '')
-    .replace(/<!\[CDATA\[[\s\S]*?(?:\]\]>|$)/g, '');
-  let out = '';
-  // One tokenizer pass; quoted attribute values may contain '>' (and '<script>')
-  const tagRe = /<(\/?)([A-Za-z][A-Za-z0-9:-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>|<[!?][^>]*>/g;
-  let last = 0;
-  let skipping = null; // inside a dropped element: ignore everything up to its end tag
-  let m;
-  while ((m = tagRe.exec(s)) !== null) {
-    if (skipping === null) out += escapeText(s.slice(last, m.index));
-    last = m.index + m[0].length;
-    if (!m[2]) continue; // <!doctype>, <?xml?>
-    const tag = m[2].toLowerCase();
-    if (skipping !== null) {
-      if (m[1] && tag === skipping) skipping = null;
-      continue;
-    }
-    if (DROP_WITH_CONTENT.has(tag)) {
-      if (!m[1] && !/\/\s*$/.test(m[3])) skipping = tag;
-      continue;
-    }
-    if (!ALLOWED_TAGS.has(tag)) continue;
-    if (m[1]) {
-      if (!VOID_TAGS.has(tag)) out += `</${tag}>`;
-      continue;
-    }
-    let attrs = '';
-    const attrRe = /([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g;
-    let a;
-    while ((a = attrRe.exec(m[3])) !== null) {
-      const name = a[1].toLowerCase();
-      const value = a[2] ?? a[3] ?? a[4] ?? '';
-      const clean = cleanAttr(tag, name, value);
-      if (clean !== null) attrs += ` ${name}="${escapeAttr(clean)}"`;
-    }
-    if (tag === 'a') attrs += ' rel="noopener noreferrer" target="_blank"';
-    out += `<${tag}${attrs}>`;
-  }
-  if (skipping === null) out += escapeText(s.slice(last));
-  return out;
-}
-
-function addr(a) {
-  return { name: a.name || '', address: a.address || '' };
-}
-
-function flattenAddresses(obj) {
-  const out = [];
-  for (const o of [].concat(obj || [])) {
-    for (const v of o.value || []) {
-      if (Array.isArray(v.group)) out.push(...v.group.map(addr));
-      else out.push(addr(v));
-    }
-  }
-  return out;
+  const remote = opts.images === 'remote';
+  const cidUrl = opts.cidUrl || (() => null);
+  return sanitize(String(html), {
+    allowedTags: ALLOWED_TAGS,
+    allowedAttributes: { '*': ALLOWED_ATTRS, img: [...ALLOWED_ATTRS, 'data-blocked-src'] },
+    nonTextTags: NON_TEXT,
+    allowedSchemes: ['http', 'https', 'mailto', 'cid'],
+    allowedSchemesByTag: { img: ['http', 'https', 'cid', 'data'] },
+    allowProtocolRelative: true,
+    allowedStyles: ALLOWED_STYLES,
+    allowVulnerableTags: false,
+    transformTags: {
+      a: (tag, attribs) => {
+        const out = { ...attribs, rel: 'noopener noreferrer', target: '_blank' };
+        if (/^\s*cid:/i.test(out.href || '')) out.href = cidUrl(out.href) || '';
+        return { tagName: 'a', attribs: out };
+      },
+      img: (tag, attribs) => {
+        const out = { ...attribs };
+        const src = String(out.src || '').trim();
+        if (/^cid:/i.test(src)) {
+          const url = cidUrl(src);
+          if (url) out.src = url;
+          else delete out.src;
+        } else if (/^data:/i.test(src)) {
+          if (!/^data:image\/(?:png|gif|jpe?g|webp);base64,/i.test(src)) delete out.src;
+        } else if (src && !remote) {
+          out['data-blocked-src'] = src;
+          delete out.src;
+        }
+        return { tagName: 'img', attribs: out };
+      },
+    },
+  });
 }
 
 /**
- * Parses a message for the message view of the HTTP API, with mailparser's simpleParser
- * (slower but complete; not used during import). Headers and the attachment list come from
- * this package's own parser so part numbers match {@link getAttachment} and the stored
- * `attachments` column.
+ * Chooses the parts a reader sees (RFC 2046): in multipart/alternative the richest HTML and
+ * the plain text; in other multiparts every inline text part in order; a nested message's
+ * inline parts too. Attachments are never body. Bounded in depth, part count and size.
+ */
+class BodyWalker {
+  constructor(deadline) {
+    this.deadline = deadline;
+    this.parts = 0;
+    this.truncated = false;
+  }
+
+  /** @returns {{ text: string|null, html: string|null }} */
+  walk(info, body, depth) {
+    checkDeadline(this.deadline);
+    if (depth > MAX_DEPTH || ++this.parts > MAX_PARTS) {
+      this.truncated = true;
+      return { text: null, html: null };
+    }
+    const type = info.type;
+    if (type.startsWith('multipart/')) {
+      const split = info.params.boundary ? splitMultipart(body, info.params.boundary) : null;
+      if (!split) return this.leaf({ ...info, type: 'text/plain' }, body);
+      const childDefault = type === 'multipart/digest' ? 'message/rfc822' : 'text/plain';
+      const kids = [];
+      for (const p of split.parts) {
+        if (this.parts > MAX_PARTS) {
+          this.truncated = true;
+          break;
+        }
+        const sp = splitHeader(p);
+        kids.push(
+          this.walk(entityInfo(sp.fields, childDefault), p.subarray(sp.bodyStart), depth + 1),
+        );
+      }
+      if (type === 'multipart/alternative') {
+        const html = kids.filter((k) => k.html !== null).pop();
+        const text = kids.find((k) => k.text !== null && k.html === null);
+        return { text: text ? text.text : null, html: html ? html.html : null };
+      }
+      return this.merge(kids);
+    }
+    if (/^message\/(?:rfc822|global|news)$/.test(type)) {
+      if (info.disposition === 'attachment') return { text: null, html: null };
+      const inner =
+        info.cte === 'base64' || info.cte === 'quoted-printable'
+          ? decodeTransfer(body, info.cte)
+          : body;
+      const sp = splitHeader(inner);
+      return this.walk(
+        entityInfo(sp.fields, 'text/plain'),
+        inner.subarray(sp.bodyStart),
+        depth + 1,
+      );
+    }
+    return this.leaf(info, body);
+  }
+
+  leaf(info, body) {
+    const type = info.type;
+    if (info.disposition === 'attachment' || (type !== 'text/plain' && type !== 'text/html')) {
+      return { text: null, html: null };
+    }
+    let bytes = decodeTransfer(body, info.cte);
+    const max = type === 'text/html' ? MAX_HTML_CHARS : MAX_TEXT_CHARS;
+    if (bytes.length > max * 4) {
+      bytes = bytes.subarray(0, max * 4);
+      this.truncated = true;
+    }
+    let s = decodeBytes(bytes, info.params.charset || sniffCharset(bytes, type));
+    if (s.length > max) {
+      s = s.slice(0, max);
+      this.truncated = true;
+    }
+    if (s.indexOf('\r') !== -1) s = s.replace(/\r\n?/g, '\n');
+    if (type === 'text/html') return { text: null, html: s };
+    if (/^begin(?:-base64)? [0-7]{3,4} /m.test(s)) s = removeUuencoded(s);
+    return { text: s, html: null };
+  }
+
+  /** Several inline parts in a row: texts joined; HTML joined, plain parts shown as <pre>. */
+  merge(kids) {
+    const texts = kids.filter((k) => k.text !== null).map((k) => k.text);
+    const anyHtml = kids.some((k) => k.html !== null);
+    const html = anyHtml
+      ? kids
+          .map((k) => (k.html !== null ? k.html : k.text !== null ? preOf(k.text) : ''))
+          .join('\n')
+      : null;
+    return { text: texts.length ? texts.join('\n\n') : null, html };
+  }
+}
+
+function preOf(text) {
+  return '<pre>' + text.replace(/&/g, '&amp;').replace(/</g, '&lt;') + '</pre>';
+}
+
+function sniffCharset(bytes, type) {
+  if (type !== 'text/html') return '';
+  const head = bytes.latin1Slice(0, Math.min(bytes.length, 2048));
+  const m = /<meta[^>]{0,500}charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)/i.exec(head);
+  return m ? m[1] : '';
+}
+
+function removeUuencoded(text) {
+  const blocks = findUuencoded(text);
+  let out = '';
+  let last = 0;
+  for (const b of blocks) {
+    out += text.slice(last, b.start);
+    last = b.end;
+  }
+  return out + text.slice(last);
+}
+
+/**
+ * @typedef {object} MessageView
+ * @property {{key: string, value: string}[]} headers every field, decoded
+ * @property {string|null} subject
+ * @property {import('./header').Address|null} from
+ * @property {import('./header').Address[]} to
+ * @property {import('./header').Address[]} cc
+ * @property {Date|null} date
+ * @property {string|null} messageId
+ * @property {string} text the plain text (from the HTML when there is no plain part)
+ * @property {string|null} html sanitised
+ * @property {{part: string, contentType: string, filename: string|null, size: number,
+ *   contentId: string|null}[]} attachments
+ * @property {boolean} truncated some body or part was left out (over a view limit)
+ * @property {string[]} warnings the parser's warnings
+ */
+
+/**
+ * Builds the message view in the calling thread. Use {@link renderMessage} (./request.js)
+ * from a server: it runs this off the event loop with a hard budget.
  *
  * @param {Buffer} raw
- * @returns {Promise<{ headers: {key: string, value: string}[], subject: string|null,
- *   from: import('./header').Address|null, to: import('./header').Address[],
- *   cc: import('./header').Address[], date: Date|null, messageId: string|null,
- *   text: string, html: string|null,
- *   attachments: {part: string, contentType: string, filename: string|null, size: number,
- *   contentId: string|null}[] }>}
+ * @param {object} [opts]
+ * @param {'blocked'|'remote'} [opts.images='blocked'] remote images in the HTML
+ * @param {string} [opts.attachmentUrl] URL prefix of the attachments: `cid:` references in
+ *   the HTML become `attachmentUrl + part`
+ * @param {number} [opts.timeBudgetMs] past it → MessageParseError 'too-complex'
+ * @returns {MessageView}
  */
-async function parseForDisplay(raw) {
+function buildView(raw, opts = {}) {
+  const deadline = opts.timeBudgetMs > 0 ? Date.now() + opts.timeBudgetMs : Infinity;
   const { raw: buf, top } = checkMessage(raw, Infinity, true);
-  const own = parseMessage(buf, { maxBytes: Infinity, maxBodyText: 1 });
-  const mail = await simpleParser(buf, { skipImageLinks: true, skipTextLinks: true });
+  const own = parseMessage(buf, {
+    maxBytes: Infinity,
+    maxBodyText: 1,
+    timeBudgetMs: opts.timeBudgetMs,
+  });
   const headers = top.fields.map((f) => ({
     key: f.name,
     value: cleanText(decodeWords(rawToUnicode(f.value))),
   }));
-  const from = flattenAddresses(mail.from);
+  const walker = new BodyWalker(deadline);
+  const bodies = walker.walk(entityInfo(top.fields, 'text/plain'), buf.subarray(top.bodyStart), 0);
+  const byCid = new Map();
+  for (const a of own.attachments) if (a.contentId) byCid.set(a.contentId.toLowerCase(), a.part);
+  const cidUrl = (ref) => {
+    let id = String(ref).replace(/^\s*cid:/i, '');
+    try {
+      id = decodeURIComponent(id);
+    } catch {
+      // keep it as written
+    }
+    const part = byCid.get(id.trim().toLowerCase());
+    return part && opts.attachmentUrl ? opts.attachmentUrl + encodeURIComponent(part) : null;
+  };
   let html = null;
-  if (typeof mail.html === 'string' && mail.html) html = cleanText(sanitizeHtml(mail.html));
+  if (bodies.html !== null && bodies.html !== '') {
+    html = cleanText(sanitizeHtml(bodies.html, { images: opts.images, cidUrl }));
+  }
+  checkDeadline(deadline);
+  let text = bodies.text;
+  if (text === null) text = bodies.html ? htmlToText(bodies.html) : '';
   return {
     headers,
     subject: own.subject,
-    from: from[0] || own.from,
-    to: flattenAddresses(mail.to),
-    cc: flattenAddresses(mail.cc),
-    // not mailparser's date: it substitutes the current time for an unparsable Date header
+    from: own.from,
+    to: own.to,
+    cc: own.cc,
     date: own.date,
     messageId: own.messageId,
-    text: cleanText(mail.text || ''),
+    text: cleanText(text),
     html,
     attachments: own.attachments.map((a) => ({
       part: a.part,
@@ -176,6 +290,8 @@ async function parseForDisplay(raw) {
       size: a.size,
       contentId: a.contentId,
     })),
+    truncated: walker.truncated || own.warnings.includes('too-many-parts'),
+    warnings: own.warnings,
   };
 }
 
@@ -197,4 +313,4 @@ function getAttachment(raw, part) {
   };
 }
 
-module.exports = { parseForDisplay, getAttachment, sanitizeHtml };
+module.exports = { buildView, getAttachment, sanitizeHtml };

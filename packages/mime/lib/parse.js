@@ -26,6 +26,8 @@ const MAX_DEPTH = 50;
 const MAX_PARTS = 10000;
 const SNIFF_BYTES = 4096;
 const HTML_CHUNK = 1 << 20;
+// Content-Transfer-Encoding names for uuencode in the wild (not registered, RFC 2045 6.3)
+const UUENCODE_CTE = /^(?:x-)?uu(?:encode|e)?$/;
 const LOOKS_HTML = /^\s*(?:<!--[\s\S]*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b/i;
 
 /**
@@ -327,6 +329,7 @@ class Walker {
     let size;
     if (info.cte === 'base64') size = base64Size(body);
     else if (info.cte === 'quoted-printable') size = decodeQP(body).length;
+    else if (UUENCODE_CTE.test(info.cte)) size = decodeTransfer(body, info.cte).length;
     else size = body.length;
     this.attachments.push({
       part,

@@ -1,6 +1,14 @@
 'use strict';
 
-const { parseForDisplay, getAttachment, sanitizeHtml } = require('../lib');
+const {
+  buildView,
+  renderMessage,
+  closeRequestPool,
+  getAttachment,
+  sanitizeHtml,
+} = require('../lib');
+
+afterAll(() => closeRequestPool());
 
 const RAW = Buffer.from(
   [
@@ -43,8 +51,8 @@ const RAW = Buffer.from(
   ].join('\r\n'),
 );
 
-test('parseForDisplay', async () => {
-  const d = await parseForDisplay(RAW);
+test('renderMessage: the view, built off the event loop', async () => {
+  const d = await renderMessage(RAW, { attachmentUrl: '/att/' });
   expect(d.subject).toBe('Grüße');
   expect(d.from).toEqual({ name: 'Jörg', address: 'jorg@example.de' });
   expect(d.to.map((a) => a.address)).toEqual(['a@example.com', 'b@example.com']);
@@ -55,7 +63,8 @@ test('parseForDisplay', async () => {
   expect(d.text).toContain('Hello text');
   expect(d.html).toContain('Hello');
   expect(d.html).toContain('href="https://ok.example/"');
-  expect(d.html).toContain('src="cid:logo@x"');
+  // cid: references point at the attachment's URL
+  expect(d.html).toContain('src="/att/2"');
   expect(d.html).not.toMatch(/onclick|javascript|script|bad\(\)/i);
   expect(d.attachments).toEqual([
     { part: '2', contentType: 'image/png', filename: 'logo.png', size: 7, contentId: 'logo@x' },
@@ -93,5 +102,141 @@ test('sanitizeHtml', () => {
   expect(out).toContain('<div style="color:red">');
   expect(out).toContain('src="data:image/png;base64,AAAA"');
   expect(out).toContain('title="&quot;&gt;&lt;script&gt;"');
-  expect(sanitizeHtml('a < b & c')).toBe('a &lt; b & c');
+  expect(sanitizeHtml('a < b & c')).toBe('a &lt; b &amp; c');
+});
+
+const html = (body, extra = []) =>
+  Buffer.from(
+    [
+      'From: a@example.org',
+      'Subject: h',
+      'Content-Type: text/html; charset=utf-8',
+      ...extra,
+      '',
+      body,
+    ].join('\r\n'),
+  );
+
+test('the rest of the body survives unknown and void elements (17.7)', () => {
+  const a = buildView(
+    html('<html><head><meta charset=utf-8><body><p>visible text</p></body></html>'),
+  );
+  expect(a.html).toContain('<p>visible text</p>');
+  const b = buildView(html('<p>before</p><embed src="x.swf"><p>after embed</p>'));
+  expect(b.html).toBe('<p>before</p><p>after embed</p>');
+  expect(b.text).toMatch(/^before\s+after embed$/);
+});
+
+test('style payloads are neutralised (17.7)', () => {
+  const out = sanitizeHtml(
+    '<p style="background:u\\72l(http://evil.example/x)">a</p>' +
+      '<p style="background-image:image-set(\'http://evil.example/y\' 1x)">b</p>' +
+      '<div style="position:fixed; z-index:99999; top:0; color:red">c</div>' +
+      '<p style="color:expression(alert(1))">d</p>',
+  );
+  expect(out).not.toMatch(/evil|position|z-index|expression|url|image-set/i);
+  expect(out).toContain('color:red');
+  expect(out).toMatch(/>a<.*>b<.*>c<.*>d</);
+});
+
+test('remote images blocked by default, allowed with images=remote', () => {
+  const raw = html('<p>x<img src="https://track.example/p.gif" alt="px"></p>');
+  const blocked = buildView(raw);
+  expect(blocked.html).not.toMatch(/ src=/);
+  expect(blocked.html).toContain('data-blocked-src="https://track.example/p.gif"');
+  const remote = buildView(raw, { images: 'remote' });
+  expect(remote.html).toContain('src="https://track.example/p.gif"');
+});
+
+test('an x-uuencode attachment is listed at its decoded size', () => {
+  const data = Buffer.alloc(1000, 7);
+  const lines = [];
+  for (let i = 0; i < data.length; i += 45) {
+    const chunk = data.subarray(i, i + 45);
+    let line = String.fromCharCode(32 + chunk.length);
+    for (let k = 0; k < chunk.length; k += 3) {
+      const [x, y = 0, z = 0] = chunk.subarray(k, k + 3);
+      const q = [x >> 2, ((x & 3) << 4) | (y >> 4), ((y & 15) << 2) | (z >> 6), z & 63];
+      line += q.map((v) => String.fromCharCode(v === 0 ? 96 : v + 32)).join('');
+    }
+    lines.push(line);
+  }
+  const raw = Buffer.from(
+    [
+      'From: a@example.org',
+      'Content-Type: multipart/mixed; boundary=b',
+      '',
+      '--b',
+      'Content-Type: text/plain',
+      '',
+      'see file',
+      '--b',
+      'Content-Type: application/octet-stream; name=f.bin',
+      'Content-Transfer-Encoding: x-uuencode',
+      '',
+      'begin 644 f.bin',
+      ...lines,
+      '`',
+      'end',
+      '--b--',
+    ].join('\n'),
+  );
+  const v = buildView(raw);
+  expect(v.attachments).toEqual([
+    expect.objectContaining({ part: '2', filename: 'f.bin', size: 1000 }),
+  ]);
+  expect(getAttachment(raw, '2').content).toEqual(data);
+});
+
+test('5,000 MIME parts: a bounded view, not an error (17.4)', async () => {
+  const parts = [];
+  for (let i = 0; i < 5000; i++) parts.push(`--b\r\nContent-Type: text/plain\r\n\r\npart ${i}\r\n`);
+  const raw = Buffer.from(
+    'From: a@example.org\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n' +
+      parts.join('') +
+      '--b--\r\n',
+  );
+  const v = await renderMessage(raw);
+  expect(v.text).toContain('part 0');
+  expect(v.text).toContain('part 4999');
+});
+
+test('the <a flood renders in bounded time without blocking the event loop (17.3)', async () => {
+  for (const [n, limit] of [
+    [80000, 200],
+    [800000, 2000],
+  ]) {
+    const raw = html('<p>hi</p>' + '<a'.repeat(n));
+    await renderMessage(raw); // warm the thread
+    let last = Date.now();
+    let maxGap = 0;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      maxGap = Math.max(maxGap, now - last);
+      last = now;
+    }, 5);
+    const t0 = Date.now();
+    const v = await renderMessage(raw);
+    const ms = Date.now() - t0;
+    clearInterval(timer);
+    expect(v.html.startsWith('<p>hi</p>')).toBe(true);
+    expect(ms).toBeLessThan(limit);
+    // the loop kept turning meanwhile: a render on this thread would be one gap as long as it
+    if (ms > 100) expect(maxGap).toBeLessThan(ms * 0.75);
+  }
+});
+
+test('over the budget: too-complex, never a hang', async () => {
+  await closeRequestPool();
+  const saved = process.env.MAILGATE_PARSE_TIME_MS;
+  process.env.MAILGATE_PARSE_TIME_MS = '1';
+  try {
+    const big = html('<p>' + 'word '.repeat(2000000) + '</p>');
+    await expect(renderMessage(big)).rejects.toMatchObject({ reason: 'too-complex' });
+  } finally {
+    if (saved === undefined) delete process.env.MAILGATE_PARSE_TIME_MS;
+    else process.env.MAILGATE_PARSE_TIME_MS = saved;
+    await closeRequestPool();
+  }
+  expect((await renderMessage(RAW)).subject).toBe('Grüße');
 });

@@ -1,6 +1,6 @@
 'use strict';
 
-const { parseForDisplay, getAttachment } = require('@mailgate/mime');
+const { renderMessage, getAttachment } = require('@mailgate/mime');
 const { errors } = require('@mailgate/core');
 const schemas = require('../schemas/messages');
 const { safeContentType, contentDisposition } = require('../download');
@@ -21,12 +21,27 @@ async function messageRoutes(app) {
     return { mb, m };
   };
 
+  // Rendering runs in @mailgate/mime's worker threads within the parse budget: a hostile
+  // message costs bounded time there and never blocks this event loop (issue 17.3).
+  const render = async (req, mb, m) => {
+    const base = `/api/v1/mailboxes/${encodeURIComponent(mb.name)}/messages/${m.header.uid}`;
+    try {
+      return await renderMessage(m.raw, {
+        images: req.query.images === 'remote' ? 'remote' : 'blocked',
+        attachmentUrl: `${base}/attachments/`,
+      });
+    } catch (err) {
+      if (err.name !== 'MessageParseError') throw err;
+      throw new errors.MESSAGE_NOT_RENDERABLE(String(m.header.uid), err.reason);
+    }
+  };
+
   app.get(
     '/mailboxes/:mailbox/messages/:uid',
     { config: user, schema: schemas.view },
     async (req) => {
       const { mb, m } = await loadMessage(req);
-      const d = await parseForDisplay(m.raw);
+      const d = await render(req, mb, m);
       return {
         mailbox: mb.name,
         ...m.header,
@@ -40,6 +55,7 @@ async function messageRoutes(app) {
         text: d.text,
         html: d.html,
         attachments: d.attachments,
+        truncated: d.truncated,
       };
     },
   );

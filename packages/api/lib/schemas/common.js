@@ -60,6 +60,7 @@ const errorText = {
   404: 'Not found (also for other users’ mailboxes and messages)',
   409: 'Already exists',
   413: 'Body too large',
+  422: 'The message cannot be shown (over the parse budget); fetch it raw',
   429: 'Too many failed logins',
   501: 'Operation not supported by this backend',
   503: 'Database unavailable or timed out',

@@ -51,6 +51,17 @@ const view = {
   summary: 'One message: headers, text, sanitized HTML, attachment list',
   security,
   params: messageParams,
+  querystring: {
+    type: 'object',
+    properties: {
+      images: {
+        type: 'string',
+        enum: ['blocked', 'remote'],
+        default: 'blocked',
+        description: 'remote images in the HTML: blocked (URL kept in data-blocked-src) or loaded',
+      },
+    },
+  },
   response: {
     200: {
       type: 'object',
@@ -67,7 +78,12 @@ const view = {
         to: addressList,
         cc: addressList,
         text: { type: 'string' },
-        html: { type: ['string', 'null'], description: 'sanitized; remote images kept' },
+        html: {
+          type: ['string', 'null'],
+          description:
+            'sanitized (sanitize-html); remote images blocked unless images=remote; cid: links point at the attachments',
+        },
+        truncated: { type: 'boolean', description: 'a body part was over a view limit' },
         attachments: {
           type: 'array',
           items: {
@@ -83,7 +99,7 @@ const view = {
         },
       },
     },
-    ...errorsFor(400, 401, 404, 501, 503),
+    ...errorsFor(400, 401, 404, 422, 501, 503),
   },
 };
 

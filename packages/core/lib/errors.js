@@ -20,6 +20,8 @@ const defs = {
   DB_UNAVAILABLE: ['Database unavailable: %s', 503],
   EMBEDDED_PG_FAILED: ['Embedded PostgreSQL failed: %s', 500],
   VERIFY_FAILED: ['Verification failed: %s', 500],
+  // A warning, not a failure: an import whose source holds no mail (report.warnings).
+  NO_MAIL_FOUND: ['No mail found in %s%s', 422],
   // Serving (`mailgate serve`, `mailgate demo`)
   PORT_IN_USE: ['Port %s on %s is already in use (set PORT/HOST or stop the other server)', 500],
   // HTTP API

@@ -111,3 +111,41 @@ test('verify: a damaged quarantined copy or a missing message still fails', asyn
   expect(again.stderr).toMatch(/^FAILED: .* 1 missing, 1 differ/m);
   expect(again.stderr).toMatch(/^VERIFY_FAILED: /m);
 });
+
+test('import of a directory without mail: coded warning NO_MAIL_FOUND, skipped files named', () => {
+  const empty = path.join(tmp, 'empty-mh');
+  fs.mkdirSync(empty, { recursive: true });
+  const r = cli(['import', 'mh', empty, '--user', 'none', '--json']);
+  expect(r.code).toBe(0);
+  expect(r.json).toMatchObject({ messages: 0, imported: 0, skipped: 0 });
+  expect(r.json.warnings).toEqual([
+    { code: 'NO_MAIL_FOUND', message: `No mail found in ${empty}` },
+  ]);
+
+  // Empty files and files that are not numbered MH messages: named, with the reason.
+  const mh = path.join(tmp, 'mh-no-mail');
+  writeFiles(mh, { 1: Buffer.alloc(0), 'work/2': Buffer.alloc(0), notes: msg() });
+  const human = cli(['import', 'mh', mh, '--user', 'none']);
+  expect(human.code).toBe(0);
+  expect(human.stderr).toMatch(/^done: 0 messages/m);
+  expect(human.stderr).toContain(`skipped ${path.join(mh, '1')}: empty file`);
+  expect(human.stderr).toContain(`skipped ${path.join(mh, 'work', '2')}: empty file`);
+  expect(human.stderr).toContain(`skipped ${path.join(mh, 'notes')}: not a numbered MH message`);
+  expect(human.stderr).toMatch(
+    new RegExp(`^NO_MAIL_FOUND: No mail found in ${mh} \\(3 files skipped, not mail\\)$`, 'm'),
+  );
+
+  const md = path.join(tmp, 'Maildir-no-mail');
+  writeFiles(md, { 'cur/1.M1.host:2,S': Buffer.alloc(0), 'new/.keep': Buffer.alloc(0) });
+  const j = cli(['import', 'maildir', md, '--user', 'none', '--json']).json;
+  expect(j.skippedFiles).toEqual([
+    { path: path.join(md, 'new', '.keep'), reason: 'hidden file' },
+    { path: path.join(md, 'cur', '1.M1.host:2,S'), reason: 'empty file' },
+  ]);
+  expect(j.warnings.map((w) => w.code)).toEqual(['NO_MAIL_FOUND']);
+
+  // Mail found: no warning, and an empty file beside it is still named.
+  writeFiles(mh, { 3: msg({ subject: 'three' }) });
+  const ok = cli(['import', 'mh', mh, '--user', 'none', '--json']).json;
+  expect(ok).toMatchObject({ messages: 1, imported: 1, skipped: 3, warnings: [] });
+});

@@ -1,20 +1,31 @@
 'use strict';
 
-const fs = require('node:fs');
-const path = require('node:path');
 const crypto = require('node:crypto');
 const { errors, createProgress } = require('@mailgate/core');
 const { ParsePool } = require('./pool');
-const { mboxItems, maildirItems, mhItems, mailboxForMboxFile, imapPlans } = require('./sources');
+const { planSources } = require('./plan');
+
+/*
+ * The import pipeline, in named stages:
+ *   source  planSources (plan.js): files, trees, IMAP folders → plans with an item stream
+ *   split   splitEntries: the reader's entries with their identity (sha256, occurrence),
+ *           counted, the ones before the job's checkpoint passed over
+ *   parse   parseBatch: derived columns from worker threads (pool.js), per-message budget
+ *   batch   rowsOf: message rows for the store, quarantine rows for what is not mail
+ *   store   BatchWriter: prepare and commit batches in source order, a checkpoint with each
+ * Idempotent: a message is identified by (mailbox, sha256 of its bytes, n-th occurrence of
+ * those bytes in the source), so a re-run stores nothing twice while genuine duplicates inside
+ * one source (which a byte-exact export must reproduce) are kept. Resumable: a killed run
+ * continues after its last checkpoint.
+ */
 
 const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+// Report sizes: the first entries are enough to act on; the rest is in the quarantine table.
+const REPORT_LIST_LIMIT = 100;
 
 /**
  * Imports mail into the store: reads sources in order, parses in worker threads, writes in
- * batched transactions with a checkpoint per batch. Idempotent: a message is identified by
- * (mailbox, sha256 of its bytes, n-th occurrence of those bytes in the source), so a re-run
- * stores nothing twice while genuine duplicates inside one source (which a byte-exact export
- * must reproduce) are kept. Resumable: a killed run continues after its last checkpoint.
+ * batched transactions with a checkpoint per batch.
  *
  * @param {object} opts
  * @param {import('@mailgate/store').PgStore} opts.store
@@ -25,7 +36,7 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
  * @param {string} [opts.mailbox] mbox only: target mailbox
  * @param {string} [opts.variant] mbox only: force an mbox variant
  * @param {number} [opts.workers] parse worker threads (0 = inline)
- * @param {{timeMs: number, memoryMb: number}} [opts.parseBudget] per message (default: config)
+ * @param {{timeMs?: number, memoryMb?: number}} [opts.parseBudget] per message (pool.js)
  * @param {number} [opts.batchSize]
  * @param {boolean} [opts.progress] show progress on stderr
  * @param {AbortSignal} [opts.signal] stops after the current batch (state stays resumable)
@@ -33,30 +44,208 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
  * @returns {Promise<object>} the report (see README "import --json")
  */
 async function runImport(opts) {
-  const { store, kind } = opts;
-  const started = process.hrtime.bigint();
-  const user = await store.ensureUser(opts.user);
-  const pool = new ParsePool(opts.workers ?? 2, opts.parseBudget);
-  const batchSize = opts.batchSize || 250;
-  const report = {
-    messages: 0,
-    imported: 0,
-    duplicates: 0,
-    quarantined: 0,
-    skipped: 0,
-    bytes: 0,
-    seconds: 0,
-    rate: 0,
-    peakRssMB: 0,
-    interrupted: false,
-    mailboxes: [],
-    quarantine: [],
-  };
-  const perMailbox = new Map();
-  const mailboxIds = new Map();
-  const stat = (name) => {
-    if (!perMailbox.has(name)) {
-      perMailbox.set(name, {
+  const run = new ImportRun(opts, await opts.store.ensureUser(opts.user));
+  try {
+    for await (const plan of planSources({ ...opts, userId: run.user.id }, run.onSkip)) {
+      await importPlan(run, plan);
+      if (run.report.interrupted) break;
+    }
+  } finally {
+    await run.close();
+  }
+  return run.finish();
+}
+
+/** One plan (a file, a tree, an IMAP folder) through split → parse → batch → store. */
+async function importPlan(run, plan) {
+  const { store, user, opts } = run;
+  if (plan.totalBytes) run.progress.setTotalBytes(plan.totalBytes);
+  if (plan.totalCount) run.progress.setTotal(plan.totalCount);
+  const job = await store.startJob(user.id, opts.kind, plan.source, plan.mailboxKey);
+  const resumeAt = (job.checkpoint && job.checkpoint.index) || 0;
+  if (resumeAt) opts.log?.info({ source: plan.source, resumeAt }, 'resuming import');
+  const writer = new BatchWriter(run, plan.source, job);
+  const position = { lastIndex: resumeAt };
+  for await (const batch of batches(splitEntries(run, plan.items, resumeAt, position), run)) {
+    await writer.write(batch);
+    if (opts.signal && opts.signal.aborted) break;
+  }
+  if (opts.signal && opts.signal.aborted) {
+    // The batch being read is dropped, not written: the checkpoint says where to resume.
+    run.report.interrupted = true;
+    await writer.drain();
+    return;
+  }
+  await writer.drain();
+  await store.cleanGinPending(user.id);
+  await store.analyzeUser(user.id);
+  await store.finishJob(job.id, { messages: position.lastIndex + 1 });
+}
+
+/**
+ * Split stage: the reader's entries with their identity. Entries before the checkpoint were
+ * stored by an earlier run: counted as duplicates, not parsed or written.
+ */
+async function* splitEntries(run, items, resumeAt, position) {
+  const occurrences = new Map();
+  for await (const it of items) {
+    const raw = it.raw || Buffer.alloc(0);
+    it.hash = crypto.createHash('sha256').update(raw).digest();
+    const occKey = `${it.mailbox}\0${it.hash.toString('base64')}`;
+    const seen = occurrences.get(occKey) || 0;
+    // A source may name its own dedup ordinal (IMAP: the upstream UID, see imap-source.js).
+    if (it.dup == null) it.dup = seen;
+    occurrences.set(occKey, seen + 1);
+    run.count(it.mailbox, raw.length);
+    position.lastIndex = it.index;
+    if (it.index < resumeAt) {
+      run.report.duplicates++;
+      run.stat(it.mailbox).duplicates++;
+      continue;
+    }
+    yield it;
+  }
+}
+
+/** Groups entries into batches of batchSize messages or MAX_BATCH_BYTES, whichever first. */
+async function* batches(entries, run) {
+  let batch = [];
+  let bytes = 0;
+  for await (const it of entries) {
+    batch.push(it);
+    bytes += it.raw ? it.raw.length : 0;
+    if (batch.length >= run.batchSize || bytes >= MAX_BATCH_BYTES) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+      if (run.opts.signal && run.opts.signal.aborted) return;
+    }
+  }
+  if (batch.length && !(run.opts.signal && run.opts.signal.aborted)) yield batch;
+}
+
+/** Parse stage: derived columns of every readable entry, in order (reader errors skipped). */
+function parseBatch(run, batch) {
+  return run.pool.parseAll(batch.filter((it) => !it.error).map((it) => it.raw));
+}
+
+/**
+ * Batch stage: message rows for the store and quarantine rows (raw bytes kept) for entries
+ * that are not mail.
+ */
+async function rowsOf(run, source, batch, parsed) {
+  const messages = [];
+  const quarantined = [];
+  let p = 0;
+  for (const it of batch) {
+    const res = it.error ? { ok: false, reason: 'reader', detail: it.error } : parsed[p++];
+    if (res.ok) {
+      messages.push({
+        mailboxId: await run.mailboxId(it.mailbox),
+        mailbox: it.mailbox,
+        hash: it.hash,
+        dup: it.dup,
+        row: {
+          ...res.row,
+          internal_date: (it.internalDate || dateOr(res.row.date) || new Date()).toISOString(),
+          flags: it.flags || [],
+          keywords: it.keywords || [],
+          source_name: it.sourceName,
+        },
+        source: { raw: it.raw, ...it.source },
+      });
+    } else {
+      quarantined.push({
+        mailbox: it.mailbox,
+        source,
+        position: it.position,
+        reason: res.reason,
+        detail: res.detail,
+        raw: it.raw || Buffer.alloc(0),
+        content_hash: it.hash,
+      });
+      run.quarantined(source, it, res);
+    }
+  }
+  return { messages, quarantined };
+}
+
+/**
+ * Store stage. Batches load concurrently (PostgreSQL then works on both cores) but commit in
+ * source order; at most two are in flight while the next one is read and parsed.
+ */
+class BatchWriter {
+  constructor(run, source, job) {
+    this.run = run;
+    this.source = source;
+    this.job = job;
+    this.writing = Promise.resolve();
+  }
+
+  async write(batch) {
+    const { run } = this;
+    const last = batch[batch.length - 1];
+    const checkpoint = { index: last.index + 1 };
+    if (last.offset != null) checkpoint.offset = last.offset;
+    const parsed = await parseBatch(run, batch);
+    const rows = await rowsOf(run, this.source, batch, parsed);
+    const data = { ...rows, jobId: this.job.id, checkpoint };
+    const plan = await run.store.prepareBatch(run.user.id, data);
+    const previous = this.writing;
+    this.writing = run.store
+      .commitBatch(run.user.id, plan, data, { after: previous })
+      .then((r) => run.committed(r, data.messages));
+    this.writing.catch(() => {}); // surfaced by the next await
+    await previous;
+  }
+
+  drain() {
+    return this.writing;
+  }
+}
+
+/** The state of one runImport call: user, parse pool, progress and the report. */
+class ImportRun {
+  constructor(opts, user) {
+    this.opts = opts;
+    this.store = opts.store;
+    this.user = user;
+    this.started = process.hrtime.bigint();
+    this.batchSize = opts.batchSize || 250;
+    this.pool = new ParsePool(opts.workers ?? 2, opts.parseBudget);
+    this.progress = createProgress({
+      label: `import ${opts.kind}`,
+      enabled: opts.progress !== false,
+    });
+    this.report = {
+      messages: 0,
+      imported: 0,
+      duplicates: 0,
+      quarantined: 0,
+      skipped: 0,
+      bytes: 0,
+      seconds: 0,
+      rate: 0,
+      peakRssMB: 0,
+      interrupted: false,
+      mailboxes: [],
+      quarantine: [],
+      skippedFiles: [],
+      warnings: [],
+    };
+    this.perMailbox = new Map();
+    this.mailboxIds = new Map();
+    this.onSkip = (p, reason) => {
+      this.report.skipped++;
+      if (this.report.skippedFiles.length < REPORT_LIST_LIMIT)
+        this.report.skippedFiles.push({ path: p, reason });
+      opts.log?.debug({ path: p, reason }, 'skipped non-message file');
+    };
+  }
+
+  stat(name) {
+    if (!this.perMailbox.has(name)) {
+      this.perMailbox.set(name, {
         mailbox: name,
         messages: 0,
         imported: 0,
@@ -64,234 +253,69 @@ async function runImport(opts) {
         quarantined: 0,
       });
     }
-    return perMailbox.get(name);
-  };
-  const progress = createProgress({ label: `import ${kind}`, enabled: opts.progress !== false });
-
-  try {
-    for await (const { source, mailboxKey, items, totalBytes, totalCount } of planSources({
-      ...opts,
-      userId: user.id,
-    })) {
-      if (totalBytes) progress.setTotalBytes(totalBytes);
-      if (totalCount) progress.setTotal(totalCount);
-      const job = await store.startJob(user.id, kind, source, mailboxKey);
-      const resumeAt = (job.checkpoint && job.checkpoint.index) || 0;
-      if (resumeAt && opts.log) opts.log.info({ source, resumeAt }, 'resuming import');
-      const occurrences = new Map();
-      let batch = [];
-      let batchBytes = 0;
-      let writing = Promise.resolve();
-      let lastIndex = resumeAt;
-
-      const flush = async () => {
-        const current = batch;
-        batch = [];
-        batchBytes = 0;
-        if (!current.length) return;
-        const checkpoint = { index: current[current.length - 1].index + 1 };
-        if (current[current.length - 1].offset != null)
-          checkpoint.offset = current[current.length - 1].offset;
-        const parsed = await pool.parseAll(current.filter((it) => !it.error).map((it) => it.raw));
-        // Batches load concurrently (PostgreSQL then works on both cores) but commit in
-        // source order; at most two are in flight while the next one is read and parsed.
-        const { plan, data } = await writeBatch(current, parsed, checkpoint);
-        const previous = writing;
-        writing = store
-          .commitBatch(user.id, plan, data, { after: previous })
-          .then((r) => account(r, data.messages));
-        writing.catch(() => {}); // surfaced by the next await
-        await previous;
-      };
-
-      const writeBatch = async (items, parsed, checkpoint) => {
-        const messages = [];
-        const quarantined = [];
-        let p = 0;
-        for (const it of items) {
-          const res = it.error ? { ok: false, reason: 'reader', detail: it.error } : parsed[p++];
-          if (res.ok) {
-            const mailboxId = await mailboxIdFor(it.mailbox);
-            messages.push({
-              mailboxId,
-              mailbox: it.mailbox,
-              hash: it.hash,
-              dup: it.dup,
-              row: {
-                ...res.row,
-                internal_date: (
-                  it.internalDate ||
-                  dateOr(res.row.date) ||
-                  new Date()
-                ).toISOString(),
-                flags: it.flags || [],
-                keywords: it.keywords || [],
-                source_name: it.sourceName,
-              },
-              source: { raw: it.raw, ...it.source },
-            });
-          } else {
-            quarantined.push({
-              mailbox: it.mailbox,
-              source,
-              position: it.position,
-              reason: res.reason,
-              detail: res.detail,
-              raw: it.raw || Buffer.alloc(0),
-              content_hash: it.hash,
-            });
-            if (report.quarantine.length < 100) {
-              report.quarantine.push({
-                source,
-                position: it.position,
-                reason: res.reason,
-                detail: res.detail,
-              });
-            }
-            stat(it.mailbox).quarantined++;
-            opts.log?.warn({ source, position: it.position, reason: res.reason }, 'quarantined');
-          }
-        }
-        const data = { messages, quarantined, jobId: job.id, checkpoint };
-        const plan = await store.prepareBatch(user.id, data);
-        return { plan, data };
-      };
-
-      const account = (r, messages) => {
-        report.imported += r.imported;
-        report.duplicates += r.duplicates;
-        report.quarantined += r.quarantined;
-        // Per-mailbox duplicates = written attempts minus fresh rows.
-        const attempted = new Map();
-        for (const m of messages) attempted.set(m.mailbox, (attempted.get(m.mailbox) || 0) + 1);
-        for (const [name, n] of attempted) {
-          const fresh = r.perMailbox.get(mailboxIds.get(name)) || 0;
-          stat(name).imported += fresh;
-          stat(name).duplicates += n - fresh;
-        }
-      };
-
-      const mailboxIdFor = async (name) => {
-        if (!mailboxIds.has(name))
-          mailboxIds.set(name, (await store.ensureMailbox(user.id, name)).id);
-        return mailboxIds.get(name);
-      };
-
-      for await (const it of items) {
-        const raw = it.raw || Buffer.alloc(0);
-        it.hash = crypto.createHash('sha256').update(raw).digest();
-        const occKey = `${it.mailbox}\0${it.hash.toString('base64')}`;
-        const seen = occurrences.get(occKey) || 0;
-        // A source may name its own dedup ordinal (IMAP: the upstream UID, see imap-source.js).
-        if (it.dup == null) it.dup = seen;
-        occurrences.set(occKey, seen + 1);
-        report.messages++;
-        report.bytes += raw.length;
-        stat(it.mailbox).messages++;
-        lastIndex = it.index;
-        if (it.index < resumeAt) {
-          report.duplicates++;
-          stat(it.mailbox).duplicates++;
-          progress.tick(1, raw.length);
-          continue;
-        }
-        batch.push(it);
-        batchBytes += raw.length;
-        progress.tick(1, raw.length);
-        if (batch.length >= batchSize || batchBytes >= MAX_BATCH_BYTES) {
-          await flush();
-          if (opts.signal && opts.signal.aborted) break;
-        }
-      }
-      if (opts.signal && opts.signal.aborted) {
-        report.interrupted = true;
-        await writing;
-        break;
-      }
-      await flush();
-      await writing;
-      await store.cleanGinPending(user.id);
-      await store.analyzeUser(user.id);
-      await store.finishJob(job.id, { messages: lastIndex + 1 });
-    }
-  } finally {
-    await pool.close();
-    progress.done();
+    return this.perMailbox.get(name);
   }
-  report.seconds = Number((Number(process.hrtime.bigint() - started) / 1e9).toFixed(3));
-  report.rate = report.seconds > 0 ? Number((report.messages / report.seconds).toFixed(1)) : 0;
-  // Worker threads share the process, so this covers parsing too (Linux: maxRSS in KiB).
-  report.peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
-  report.mailboxes = [...perMailbox.values()];
-  return report;
+
+  count(mailbox, bytes) {
+    this.report.messages++;
+    this.report.bytes += bytes;
+    this.stat(mailbox).messages++;
+    this.progress.tick(1, bytes);
+  }
+
+  async mailboxId(name) {
+    if (!this.mailboxIds.has(name))
+      this.mailboxIds.set(name, (await this.store.ensureMailbox(this.user.id, name)).id);
+    return this.mailboxIds.get(name);
+  }
+
+  quarantined(source, it, res) {
+    const entry = { source, position: it.position, reason: res.reason, detail: res.detail };
+    if (this.report.quarantine.length < REPORT_LIST_LIMIT) this.report.quarantine.push(entry);
+    this.stat(it.mailbox).quarantined++;
+    this.opts.log?.warn({ source, position: it.position, reason: res.reason }, 'quarantined');
+  }
+
+  committed(r, messages) {
+    this.report.imported += r.imported;
+    this.report.duplicates += r.duplicates;
+    this.report.quarantined += r.quarantined;
+    // Per-mailbox duplicates = written attempts minus fresh rows.
+    const attempted = new Map();
+    for (const m of messages) attempted.set(m.mailbox, (attempted.get(m.mailbox) || 0) + 1);
+    for (const [name, n] of attempted) {
+      const fresh = r.perMailbox.get(this.mailboxIds.get(name)) || 0;
+      this.stat(name).imported += fresh;
+      this.stat(name).duplicates += n - fresh;
+    }
+  }
+
+  async close() {
+    await this.pool.close();
+    this.progress.done();
+  }
+
+  finish() {
+    const { report } = this;
+    report.seconds = Number((Number(process.hrtime.bigint() - this.started) / 1e9).toFixed(3));
+    report.rate = report.seconds > 0 ? Number((report.messages / report.seconds).toFixed(1)) : 0;
+    // Worker threads share the process, so this covers parsing too (Linux: maxRSS in KiB).
+    report.peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
+    report.mailboxes = [...this.perMailbox.values()];
+    // A file source with no mail is most likely the wrong path: say so (a re-run of an
+    // IMAP import that finds nothing new is normal and has messages = 0 too).
+    if (report.messages === 0 && !report.interrupted && this.opts.kind !== 'imap') {
+      const where = this.opts.paths.join(', ');
+      const skipped = report.skipped ? ` (${report.skipped} files skipped, not mail)` : '';
+      const w = new errors.NO_MAIL_FOUND(where, skipped);
+      report.warnings.push({ code: w.code, message: w.message });
+    }
+    return report;
+  }
 }
 
 function dateOr(iso) {
   return iso ? new Date(iso) : null;
-}
-
-async function* planSources(opts) {
-  const onSkip = (p, reason) => opts.log?.debug({ path: p, reason }, 'skipped non-message file');
-  if (opts.kind === 'imap') {
-    yield* imapPlans(opts);
-    return;
-  }
-  if (opts.kind === 'mbox') {
-    for (const file of opts.paths) {
-      const abs = path.resolve(file);
-      let st;
-      try {
-        st = fs.statSync(abs);
-      } catch (err) {
-        throw new errors.SOURCE_NOT_FOUND(
-          file,
-          err.code === 'ENOENT' ? 'no such file' : err.message,
-        );
-      }
-      if (!st.isFile()) throw new errors.SOURCE_NOT_FOUND(file, 'not a regular file');
-      const mailbox = opts.mailbox || mailboxForMboxFile(abs);
-      yield {
-        source: abs,
-        mailboxKey: mailbox,
-        totalBytes: st.size,
-        items: mboxItems(abs, { mailbox, variant: opts.variant }),
-      };
-    }
-    return;
-  }
-  if (opts.paths.length !== 1)
-    throw new errors.USAGE(`import ${opts.kind} takes exactly one directory`);
-  const abs = path.resolve(opts.paths[0]);
-  let st;
-  try {
-    st = fs.statSync(abs);
-  } catch (err) {
-    throw new errors.SOURCE_NOT_FOUND(
-      opts.paths[0],
-      err.code === 'ENOENT' ? 'no such directory' : err.message,
-    );
-  }
-  if (!st.isDirectory()) throw new errors.SOURCE_NOT_FOUND(opts.paths[0], 'not a directory');
-  const items = opts.kind === 'maildir' ? maildirItems(abs, { onSkip }) : mhItems(abs, { onSkip });
-  // A directory walk without reading files is cheap next to the import and gives the
-  // progress bar a total (and so an ETA); non-message files make it a slight overestimate.
-  yield { source: abs, mailboxKey: '', totalBytes: null, totalCount: countFiles(abs), items };
-}
-
-function countFiles(dir) {
-  let n = 0;
-  let entries;
-  try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    if (e.name.startsWith('.') && e.isFile()) continue;
-    if (e.isDirectory()) n += e.name === 'tmp' ? 0 : countFiles(path.join(dir, e.name));
-    else if (e.isFile() && !/^(dovecot|courier)/.test(e.name)) n++;
-  }
-  return n;
 }
 
 module.exports = { runImport };

@@ -126,6 +126,12 @@ function printReport(r, user) {
     process.stderr.write(`  quarantined ${q.source} ${q.position}: ${q.reason}: ${q.detail}\n`);
   }
   if (r.quarantined > 20) process.stderr.write(`  … see: mailgate quarantine --user ${user}\n`);
+  for (const f of r.skippedFiles.slice(0, 20)) {
+    process.stderr.write(`  skipped ${f.path}: ${f.reason}\n`);
+  }
+  if (r.skipped > 20) process.stderr.write(`  … and ${r.skipped - 20} more skipped files\n`);
+  // Warnings are coded like errors but do not fail the import (the exit code stays 0).
+  for (const w of r.warnings) process.stderr.write(`${w.code}: ${w.message}\n`);
 }
 
 module.exports = { register };

@@ -17,7 +17,10 @@ test('mailgate token create, serve, and graceful shutdown on SIGTERM', async () 
   expect(plain.stdout.trim()).toMatch(/^mg_[A-Za-z0-9_-]+$/);
   expect(runCli(['token', 'create', 'nobody'], { url: db.url }).code).toBe(1);
 
-  const child = spawnCli(['serve'], { url: db.url, env: { PORT: '0', HOST: '127.0.0.1' } });
+  const child = spawnCli(['serve'], {
+    url: db.url,
+    env: { PORT: '0', HOST: '127.0.0.1', IMAP_PORT: '0' },
+  });
   let err = '';
   const url = await new Promise((resolve, reject) => {
     child.stderr.on('data', (d) => {

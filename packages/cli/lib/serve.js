@@ -7,17 +7,65 @@
 
 /**
  * Runs the HTTP API until SIGTERM/SIGINT (graceful shutdown is in @mailgate/api's server).
+ * With `imap`, the IMAP server runs beside it on the API's mail service and failed-login
+ * limiter, and shutdown says `* BYE` to IMAP sessions before the API closes.
  * @param {object} config loadConfig() result
  * @param {import('pino').Logger} log
+ * @param {{imap?: boolean}} [opts]
  * @returns {Promise<{url: string, app: object, close: () => Promise<void>}>}
  */
-async function serve(config, log) {
+async function serve(config, log, opts = {}) {
   const { startServer } = require('@mailgate/api');
-  const srv = await startServer(config, { log });
+  const srv = await startServer(config, { log, signals: !opts.imap });
   process.stderr.write(
     `mailgate API listening on ${srv.url} (OpenAPI: ${srv.url}/docs); Ctrl-C stops it\n`,
   );
-  return srv;
+  if (!opts.imap) return srv;
+  const { startImap } = require('./imap');
+  let imap;
+  try {
+    imap = await startImap({
+      service: srv.app.mailService,
+      limiter: srv.app.auth.limiter,
+      log,
+      config,
+    });
+  } catch (err) {
+    await srv.close();
+    throw err;
+  }
+  process.stderr.write(`mailgate IMAP listening on ${imap.addresses.join(', ')}\n`);
+  const close = async () => {
+    await imap.server.close();
+    await srv.close();
+  };
+  onShutdown(log, close);
+  return { ...srv, imap: imap.server, close };
+}
+
+/**
+ * Graceful shutdown on SIGTERM/SIGINT: close() then exit 0 (1 when it fails or hangs).
+ * @param {import('pino').Logger} log
+ * @param {() => Promise<void>} close
+ */
+function onShutdown(log, close) {
+  const onSignal = (sig) => {
+    log.info({ sig }, 'shutting down');
+    const t = setTimeout(() => {
+      log.error('shutdown timed out');
+      process.exit(1);
+    }, 15000);
+    t.unref();
+    close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err: { message: err.message } }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
 }
 
 /**
@@ -59,4 +107,4 @@ async function serveDemo({ config, log, user, noServe }) {
   return true;
 }
 
-module.exports = { serve, createToken, serveDemo };
+module.exports = { serve, createToken, serveDemo, onShutdown };

@@ -1,0 +1,82 @@
+'use strict';
+
+/*
+ * Starting mailgate's IMAP server for `mailgate imap` (alone) and `mailgate serve` (beside the
+ * HTTP API, sharing its mail service and failed-login limiter). Configuration from the
+ * environment: IMAP_PORT (default 1143), IMAP_HOST (default HOST, else 127.0.0.1),
+ * IMAP_TLS_CERT / IMAP_TLS_KEY (PEM files: STARTTLS, and implicit TLS on IMAP_TLS_PORT when set).
+ */
+
+const fs = require('node:fs');
+const { errors } = require('@mailgate/core');
+
+/**
+ * IMAP settings from the environment.
+ * @param {NodeJS.ProcessEnv} env
+ * @param {{host: string}} config loadConfig() result (HOST is the default host)
+ */
+function imapSettings(env, config) {
+  const port = portVar(env, 'IMAP_PORT', 1143);
+  const tlsPort = env.IMAP_TLS_PORT ? portVar(env, 'IMAP_TLS_PORT', 0) : null;
+  const host = env.IMAP_HOST || config.host || '127.0.0.1';
+  let tls = null;
+  if (env.IMAP_TLS_CERT || env.IMAP_TLS_KEY) {
+    if (!env.IMAP_TLS_CERT || !env.IMAP_TLS_KEY) {
+      throw new errors.CONFIG_INVALID('IMAP_TLS_CERT and IMAP_TLS_KEY must be set together');
+    }
+    try {
+      tls = { cert: fs.readFileSync(env.IMAP_TLS_CERT), key: fs.readFileSync(env.IMAP_TLS_KEY) };
+    } catch (err) {
+      throw new errors.CONFIG_INVALID(`cannot read the IMAP TLS files: ${err.code || err.message}`);
+    }
+  }
+  if (tlsPort !== null && !tls) {
+    throw new errors.CONFIG_INVALID('IMAP_TLS_PORT needs IMAP_TLS_CERT and IMAP_TLS_KEY');
+  }
+  const idlePollMs = env.IMAP_IDLE_POLL_MS ? portVar(env, 'IMAP_IDLE_POLL_MS', 2000) : undefined;
+  return { port, host, tls, tlsPort, idlePollMs };
+}
+
+function portVar(env, name, dflt) {
+  const n = Number(env[name]);
+  if (env[name] === undefined || env[name] === '') return dflt;
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new errors.CONFIG_INVALID(`${name} must be an integer 0-65535`);
+  }
+  return n;
+}
+
+/**
+ * Starts the IMAP server on a mail service.
+ * @param {{service: object, limiter?: object, log: import('pino').Logger, env?: NodeJS.ProcessEnv, config: object}} o
+ * @returns {Promise<{server: object, addresses: string[]}>}
+ */
+async function startImap(o) {
+  const { createImapServer } = require('@mailgate/imap');
+  const s = imapSettings(o.env || process.env, o.config);
+  const server = createImapServer({
+    service: o.service,
+    limiter: o.limiter,
+    logger: o.log.child({ component: 'imap' }),
+    tls: s.tls,
+    limits: s.idlePollMs ? { idlePollMs: s.idlePollMs } : {},
+  });
+  const addresses = [];
+  try {
+    const a = await server.listen({ port: s.port, host: s.host });
+    addresses.push(`imap://${a.host}:${a.port}${s.tls ? ' (STARTTLS)' : ''}`);
+    if (s.tlsPort !== null) {
+      const b = await server.listen({ port: s.tlsPort, host: s.host, implicitTls: true });
+      addresses.push(`imaps://${b.host}:${b.port}`);
+    }
+  } catch (err) {
+    await server.close().catch(() => {});
+    if (err && err.code === 'EADDRINUSE') {
+      throw new errors.PORT_IN_USE(String(err.port || s.port), s.host);
+    }
+    throw err;
+  }
+  return { server, addresses };
+}
+
+module.exports = { startImap, imapSettings };

@@ -50,7 +50,9 @@ const QUERIES = [
   'larger:5k',
   'smaller:2k',
   'larger:2k smaller:10k',
-  'in:INBOX',
+  // No in: here: bass-e's only MH folder is stored as `inbox`, which in: cannot name (the
+  // parser reads any case of INBOX as INBOX, RFC 3501 5.1), and in:INBOX, which used to
+  // answer 0 hits silently, is now INVALID_QUERY. in: is covered by the service conformance.
   '(gas OR power) after:2001-01-01 -is:read',
   'subject:"RE:" -from:enron',
 ];

@@ -12,18 +12,22 @@ const { drainOnce, syncAll, pending, EsWorker } = require('./sync');
 const { reindex, reindexUser, upgradeIndexes } = require('./reindex');
 const { verify } = require('./verify');
 const { searchEs } = require('./search');
+const { storeOf } = require('./store-of');
 
 /**
- * The context every mirror operation takes.
+ * The context every mirror operation takes. PostgreSQL is read through the store's mirror
+ * methods only (@mailgate/store mirror-ops.js): this package writes no SQL.
  * @param {{elasticsearchUrl: string|null}} config
- * @param {import('knex').Knex} knex
+ * @param {import('@mailgate/store').PgStore|import('knex').Knex} storeOrKnex
  * @param {{log?: object, env?: NodeJS.ProcessEnv}} [opts]
- * @returns {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, close: () => Promise<void>}}
+ * @returns {{store: import('@mailgate/store').PgStore, knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, close: () => Promise<void>}}
  */
-function openMirror(config, knex, opts = {}) {
+function openMirror(config, storeOrKnex, opts = {}) {
   const client = createClient(config.elasticsearchUrl);
+  const store = storeOf(storeOrKnex);
   return {
-    knex,
+    store,
+    knex: store.knex,
     client,
     prefix: prefixFrom(opts.env),
     log: opts.log,

@@ -1,9 +1,9 @@
 'use strict';
 
-const { pageRows, toDoc } = require('./docs');
+const { toDoc } = require('./docs');
 const { docId, namesFor } = require('./mapping');
 const { aliasMap, createIndex, outdatedUsers } = require('./indices');
-const { LOCK_KEY } = require('./sync');
+const { storeOf } = require('./store-of');
 
 /*
  * `mailgate es reindex`: rebuilds a user's index from PostgreSQL into a NEW index and switches
@@ -26,28 +26,25 @@ const { LOCK_KEY } = require('./sync');
 
 const PAGE = 2000;
 
-async function barrier(knex) {
-  await knex.transaction((trx) => trx.raw('SELECT pg_advisory_xact_lock(?)', [LOCK_KEY]));
-}
-
 /**
  * Rebuilds one user's index.
- * @param {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object}} ctx
+ * @param {{store: import('@mailgate/store').PgStore, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object}} ctx
  * @param {{id: number, name: string}} user
  * @returns {Promise<{user: string, index: string, documents: number, seconds: number}>}
  */
 async function reindexUser(ctx, user) {
-  const { knex, client, prefix } = ctx;
+  const { client, prefix } = ctx;
+  const store = storeOf(ctx);
   const t0 = Date.now();
   const n = namesFor(prefix, user.id);
   const index = n.index(Date.now());
   await createIndex(client, index, { building: true, aliases: { [n.next]: {} } });
   try {
-    await barrier(knex);
+    await store.outboxBarrier();
     let after = null;
     let documents = 0;
     for (;;) {
-      const rows = await pageRows(knex, user.id, after, PAGE);
+      const rows = await store.mirrorPage(user.id, after, PAGE);
       if (!rows.length) break;
       const ops = [];
       for (const row of rows) {
@@ -87,7 +84,7 @@ async function reindexUser(ctx, user) {
       ],
     });
     // A drain step that resolved the old index before the switch finishes before we drop it.
-    await barrier(knex);
+    await store.outboxBarrier();
     const stale = old.filter((i) => i !== index);
     if (stale.length) await client.indices.delete({ index: stale, ignore_unavailable: true });
     return { user: user.name, index, documents, seconds: (Date.now() - t0) / 1000 };
@@ -104,9 +101,7 @@ async function reindexUser(ctx, user) {
  * @param {{user?: string}} [opts]
  */
 async function reindex(ctx, opts = {}) {
-  const q = ctx.knex('users').select('id', 'name').orderBy('id');
-  if (opts.user) q.where({ name: opts.user });
-  const users = await q;
+  const users = await storeOf(ctx).listUsers({ name: opts.user });
   const results = [];
   for (const u of users) results.push(await reindexUser(ctx, u));
   return { users: results, documents: results.reduce((a, r) => a + r.documents, 0) };
@@ -123,10 +118,7 @@ async function reindex(ctx, opts = {}) {
 async function upgradeIndexes(ctx) {
   const outdated = await outdatedUsers(ctx.client, ctx.prefix);
   if (!outdated.size) return [];
-  const users = await ctx
-    .knex('users')
-    .select('id', 'name')
-    .whereIn('id', [...outdated.keys()]);
+  const users = await storeOf(ctx).listUsers({ ids: [...outdated.keys()] });
   const results = [];
   for (const u of users) {
     if (ctx.log) ctx.log.info({ user: u.name, from: outdated.get(u.id) }, 'es index outdated');

@@ -3,9 +3,9 @@
 const { parse } = require('@mailgate/query');
 const { compileEs } = require('./compile');
 const { namesFor } = require('./mapping');
-const { lexemesOf } = require('./docs');
 const { textValues } = require('./words');
 const { isNotFound, unavailable } = require('./indices');
+const { storeOf } = require('./store-of');
 
 const PAGE = 10000;
 
@@ -17,7 +17,7 @@ const parseQuery = parse;
  * opens the user's own index (alias) and also filters on user_id; the hits are then resolved
  * against PostgreSQL, so a document whose expunge is still queued in the outbox is not
  * returned, and uids are PostgreSQL's.
- * @param {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string}} ctx
+ * @param {{store: import('@mailgate/store').PgStore, client: import('@elastic/elasticsearch').Client, prefix: string}} ctx
  * @param {number} userId
  * @param {string|object} query text or AST
  * @param {{mailboxId?: number, limit?: number}} [opts]
@@ -25,7 +25,7 @@ const parseQuery = parse;
  */
 async function searchEs(ctx, userId, query, opts = {}) {
   const ast = typeof query === 'string' ? parseQuery(query) : query;
-  const lexemes = await lexemesOf(ctx.knex, textValues(ast));
+  const lexemes = await storeOf(ctx).queryLexemes(textValues(ast));
   const filter = [{ term: { user_id: userId } }, compileEs(ast, { lexemes })];
   if (opts.mailboxId != null) filter.push({ term: { mailbox_id: opts.mailboxId } });
   const t0 = process.hrtime.bigint();
@@ -53,15 +53,7 @@ async function searchEs(ctx, userId, query, opts = {}) {
   }
   const esMs = Number(process.hrtime.bigint() - t0) / 1e6;
   if (!found.length) return { total: 0, hits: [], esMs };
-  const r = await ctx.knex.raw(
-    `SELECT m.mailbox_id, m.uid FROM messages m
-       JOIN unnest(?::int[], ?::bigint[]) AS k(mailbox_id, uid)
-         ON m.mailbox_id = k.mailbox_id AND m.uid = k.uid
-      WHERE m.user_id = ? AND NOT m.expunged
-      ORDER BY m.mailbox_id, m.uid`,
-    [found.map((s) => s[0]), found.map((s) => s[1]), userId],
-  );
-  const hits = r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
+  const hits = await storeOf(ctx).liveMessages(userId, found);
   return { total: hits.length, hits: opts.limit ? hits.slice(0, opts.limit) : hits, esMs };
 }
 

@@ -1,14 +1,16 @@
 'use strict';
 
-const { loadRows, toDoc } = require('./docs');
+const { toDoc } = require('./docs');
+const { storeOf } = require('./store-of');
 const { docId } = require('./mapping');
 const { writeTargets, setRefresh, unavailable } = require('./indices');
 
 /*
- * The outbox worker. One drain step, in ONE PostgreSQL transaction:
+ * The outbox worker. One drain step, in ONE PostgreSQL transaction (@mailgate/store
+ * drainOutbox, which owns the SQL):
  *   1. take the drainer lock (pg_try_advisory_xact_lock): one drainer at a time, cluster-wide,
  *      so `mailgate serve` and `mailgate es sync` never race each other; `es reindex` takes
- *      the same lock as a barrier (see reindex.js);
+ *      the same lock as a barrier (store outboxBarrier, see reindex.js);
  *   2. read the oldest outbox rows (id order);
  *   3. read the messages' current rows and send one `_bulk` per ~16 MB: `index` with
  *      version_type=external and version=modseq, or `delete` (expunged or purged rows);
@@ -18,8 +20,6 @@ const { writeTargets, setRefresh, unavailable } = require('./indices');
  * applied twice (the document's _version is the modseq of its last change, exactly once).
  */
 
-// Arbitrary constant naming the drainer lock in pg_advisory_xact_lock's key space.
-const LOCK_KEY = 0x6d67_6573; // 'mges'
 const BATCH_ROWS = 5000;
 const BULK_BYTES = 16 * 1024 * 1024;
 // A backlog this big is a bulk load: refresh is switched off until it is drained.
@@ -27,23 +27,14 @@ const BIG_BACKLOG = 20000;
 
 /**
  * Ships one batch of outbox rows.
- * @param {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, batchRows?: number, onBulk?: () => void}} ctx
+ * @param {{store: import('@mailgate/store').PgStore, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, batchRows?: number, onBulk?: () => void}} ctx
  * @returns {Promise<{busy?: boolean, rows: number, indexed: number, deleted: number, skipped: number}>}
  */
 async function drainOnce(ctx) {
-  const { knex, client, prefix } = ctx;
-  return knex.transaction(async (trx) => {
-    const lock = await trx.raw('SELECT pg_try_advisory_xact_lock(?) AS ok', [LOCK_KEY]);
-    if (!lock.rows[0].ok) return { busy: true, rows: 0, indexed: 0, deleted: 0, skipped: 0 };
-    const rows = (
-      await trx.raw(
-        'SELECT id, user_id, mailbox_id, uid, modseq, op FROM es_outbox ORDER BY id LIMIT ?',
-        [ctx.batchRows || BATCH_ROWS],
-      )
-    ).rows;
-    const stats = { rows: rows.length, indexed: 0, deleted: 0, skipped: 0 };
-    if (!rows.length) return stats;
-
+  const { client, prefix } = ctx;
+  const none = { rows: 0, indexed: 0, deleted: 0, skipped: 0 };
+  const r = await storeOf(ctx).drainOutbox(ctx.batchRows || BATCH_ROWS, async (rows, loadRows) => {
+    const stats = { indexed: 0, deleted: 0, skipped: 0 };
     // Last row per message wins: the document is built from the current state anyway.
     const byUser = new Map();
     for (const r of rows) {
@@ -68,7 +59,9 @@ async function drainOnce(ctx) {
     };
     for (const [userId, docs] of byUser) {
       const keys = [...docs.values()];
-      const current = await loadRows(trx, userId, keys);
+      const current = new Map(
+        (await loadRows(userId, keys)).map((row) => [docId(row.mailbox_id, row.uid), row]),
+      );
       for (const [id, key] of docs) {
         const row = current.get(id);
         for (const index of targets.get(userId)) {
@@ -91,9 +84,9 @@ async function drainOnce(ctx) {
     }
     await flush();
     if (ctx.afterBulk) await ctx.afterBulk();
-    await trx.raw('DELETE FROM es_outbox WHERE id = ANY(?::bigint[])', [rows.map((r) => r.id)]);
     return stats;
   });
+  return { ...none, ...r };
 }
 
 /**
@@ -142,24 +135,24 @@ function backoff(attempt) {
 
 /**
  * Outbox rows waiting.
- * @param {import('knex').Knex} knex
+ * @param {object} ctx a mirror context, a PgStore or a knex
  * @returns {Promise<number>}
  */
-async function pending(knex) {
-  return (await knex.raw('SELECT count(*)::int AS n FROM es_outbox')).rows[0].n;
+async function pending(ctx) {
+  return storeOf(ctx).outboxPending();
 }
 
 /**
  * Drains the outbox until it is empty (`mailgate es sync`), retrying failures with backoff.
  * A big backlog is loaded with refresh switched off, then refresh is restored and run once.
- * @param {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, maxAttempts?: number, signal?: AbortSignal, onProgress?: (s: object) => void}} ctx
+ * @param {{store: import('@mailgate/store').PgStore, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, maxAttempts?: number, signal?: AbortSignal, onProgress?: (s: object) => void}} ctx
  * @returns {Promise<{rows: number, indexed: number, deleted: number, skipped: number, batches: number, seconds: number, rate: number, pending: number}>}
  */
 async function syncAll(ctx) {
   const t0 = Date.now();
   const total = { rows: 0, indexed: 0, deleted: 0, skipped: 0, batches: 0 };
   const maxAttempts = ctx.maxAttempts == null ? 6 : ctx.maxAttempts;
-  const big = (await pending(ctx.knex)) >= BIG_BACKLOG;
+  const big = (await pending(ctx)) >= BIG_BACKLOG;
   let attempt = 0;
   try {
     if (big) await setRefresh(ctx.client, ctx.prefix, '-1').catch(() => {});
@@ -180,7 +173,7 @@ async function syncAll(ctx) {
       if (r.busy) {
         // Another drainer (mailgate serve) holds the lock: wait for it rather than spin.
         await sleep(200, ctx.signal);
-        if ((await pending(ctx.knex)) === 0) break;
+        if ((await pending(ctx)) === 0) break;
         continue;
       }
       if (!r.rows) break;
@@ -199,7 +192,7 @@ async function syncAll(ctx) {
     ...total,
     seconds,
     rate: seconds ? Math.round(total.rows / seconds) : 0,
-    pending: await pending(ctx.knex),
+    pending: await pending(ctx),
   };
 }
 
@@ -209,7 +202,7 @@ async function syncAll(ctx) {
  */
 class EsWorker {
   /**
-   * @param {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log: object, intervalMs?: number}} ctx
+   * @param {{store: import('@mailgate/store').PgStore, client: import('@elastic/elasticsearch').Client, prefix: string, log: object, intervalMs?: number}} ctx
    */
   constructor(ctx) {
     this.ctx = ctx;
@@ -234,7 +227,7 @@ class EsWorker {
     await this.upgrade(signal);
     while (!signal.aborted) {
       try {
-        if (!bulkMode && (await pending(this.ctx.knex)) >= BIG_BACKLOG) {
+        if (!bulkMode && (await pending(this.ctx)) >= BIG_BACKLOG) {
           await setRefresh(this.ctx.client, this.ctx.prefix, '-1');
           bulkMode = true;
         }
@@ -259,7 +252,7 @@ class EsWorker {
 
   /**
    * Rebuilds indexes of an older mapping version before draining (retried with backoff while
-   * ES is unreachable). Required here, not at load: reindex.js needs this module's lock key.
+   * ES is unreachable). Required here, not at load: reindex.js requires this module.
    */
   async upgrade(signal) {
     const { upgradeIndexes } = require('./reindex');
@@ -282,4 +275,4 @@ class EsWorker {
   }
 }
 
-module.exports = { drainOnce, syncAll, pending, EsWorker, LOCK_KEY, backoff };
+module.exports = { drainOnce, syncAll, pending, EsWorker, backoff };

@@ -3,6 +3,7 @@
 const { namesFor } = require('./mapping');
 const { isNotFound, outdatedUsers } = require('./indices');
 const { pending } = require('./sync');
+const { storeOf } = require('./store-of');
 
 /**
  * All (mailbox, uid, version) of a user's index, via search_after (no scroll context left
@@ -39,15 +40,14 @@ async function esDocs(client, alias, userId) {
  * `mailgate es verify`: per user and mailbox, PostgreSQL's live messages vs the ES documents:
  * counts, ids missing in ES, ids only in ES, and documents whose version is not the row's
  * modseq (a lost flag change). ok only when nothing differs.
- * @param {{knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string}} ctx
+ * @param {{store: import('@mailgate/store').PgStore, client: import('@elastic/elasticsearch').Client, prefix: string}} ctx
  * @param {{user?: string}} [opts]
  */
 async function verify(ctx, opts = {}) {
-  const { knex, client, prefix } = ctx;
-  const q = knex('users').select('id', 'name').orderBy('id');
-  if (opts.user) q.where({ name: opts.user });
-  const users = await q;
-  const report = { ok: true, pending: await pending(knex), users: [] };
+  const { client, prefix } = ctx;
+  const store = storeOf(ctx);
+  const users = await store.listUsers({ name: opts.user });
+  const report = { ok: true, pending: await pending(store), users: [] };
   const outdated = await outdatedUsers(client, prefix);
   for (const u of users) {
     const alias = namesFor(prefix, u.id).alias;
@@ -57,19 +57,12 @@ async function verify(ctx, opts = {}) {
         if (!isNotFound(err)) throw err;
       });
     const es = await esDocs(client, alias, u.id);
-    const rows = (
-      await knex.raw(
-        `SELECT m.mailbox_id, b.name, m.uid, m.modseq FROM messages m
-           JOIN mailboxes b ON b.id = m.mailbox_id AND b.user_id = m.user_id
-          WHERE m.user_id = ? AND NOT m.expunged`,
-        [u.id],
-      )
-    ).rows;
-    const boxes = await knex('mailboxes').where({ user_id: u.id }).select('id', 'name');
+    const rows = await store.messageVersions(u.id);
+    const names = await store.mailboxNamesById(u.id);
     const per = new Map(
-      boxes.map((b) => [
-        b.id,
-        { mailbox: b.name, pg: 0, es: 0, missing: [], extra: [], stale: [] },
+      [...names].map(([id, mailbox]) => [
+        id,
+        { mailbox, pg: 0, es: 0, missing: [], extra: [], stale: [] },
       ]),
     );
     const box = (id) => {
@@ -79,13 +72,13 @@ async function verify(ctx, opts = {}) {
     };
     for (const d of es.values()) box(d.mailboxId).es++;
     for (const r of rows) {
-      const b = box(r.mailbox_id);
+      const b = box(r.mailboxId);
       b.pg++;
-      const id = `${r.mailbox_id}:${r.uid}`;
+      const id = `${r.mailboxId}:${r.uid}`;
       const d = es.get(id);
-      if (!d) b.missing.push(Number(r.uid));
+      if (!d) b.missing.push(r.uid);
       else {
-        if (Number(d.version) !== Number(r.modseq)) b.stale.push(Number(r.uid));
+        if (Number(d.version) !== r.modseq) b.stale.push(r.uid);
         es.delete(id);
       }
     }

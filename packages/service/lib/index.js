@@ -95,7 +95,7 @@ class MailService {
     if (!this.config.elasticsearchUrl) throw new errors.ES_NOT_CONFIGURED();
     if (!this.mirror) {
       const { openMirror } = require('@mailgate/es');
-      this.mirror = openMirror(this.config, this.store.knex, { log: this.logger, env: this.env });
+      this.mirror = openMirror(this.config, this.store, { log: this.logger, env: this.env });
     }
     return this.mirror;
   }

@@ -15,8 +15,15 @@ Object.assign(
   PgStore.prototype,
   require('./mail-ops').mailOps,
   require('./mailbox-ops').mailboxOps,
+  require('./mirror-ops').mirrorOps,
   require('./tokens').tokenOps,
   require('./import-ops').importOps,
 );
 
-module.exports = { PgStore, ...headerRow, splitFlags, SYSTEM_FLAGS, hashToken };
+module.exports = {
+  PgStore,
+  ...headerRow,
+  splitFlags,
+  SYSTEM_FLAGS,
+  hashToken,
+};

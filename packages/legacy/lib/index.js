@@ -10,7 +10,7 @@ const { MboxBackend } = require('./mbox');
 const { MaildirBackend } = require('./maildir');
 const { ImapBackend, connect, splitFetchedFlags } = require('./imap');
 const { loadLegacyConfig, addLegacyUser, userEntry, configPath } = require('./config');
-const { dotlock } = require('./lock');
+const { lockMailbox, readLock } = require('./lock');
 const { pageRows } = require('./message');
 
 const LEGACY_BACKENDS = Object.freeze(['mbox', 'maildir', 'imap']);
@@ -54,6 +54,7 @@ module.exports = {
   addLegacyUser,
   userEntry,
   configPath,
-  dotlock,
+  lockMailbox,
+  readLock,
   pageRows,
 };

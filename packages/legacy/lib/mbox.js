@@ -3,20 +3,19 @@
 const fs = require('node:fs');
 const fsp = require('node:fs/promises');
 const path = require('node:path');
+const { promisify } = require('node:util');
+const { Readable } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
-const { errors } = require('@mailgate/core');
-const {
-  MboxSplitter,
-  formatMboxEntry,
-  flagsFromHeaders,
-  headerBlock,
-} = require('@mailgate/readers');
+const { MboxSplitter, flagsFromHeaders, headerBlock, isFromLine } = require('@mailgate/readers');
 // The importer's From_ line date reader: INTERNALDATE is read the same way on every path.
 const { fromLineDate } = require('@mailgate/importer/lib/sources');
+const { compilePredicate } = require('@mailgate/query');
+const { errors, createLogger } = require('@mailgate/core');
 const { FileBackend } = require('./file-backend');
-const { dotlock } = require('./lock');
+const { lockMailbox, readLock, DEFAULT_WAIT_MS } = require('./lock');
+const { rewriteInPlace, recover, needsRecovery } = require('./mbox-journal');
 const { splitFlags } = require('@mailgate/store');
-const { applyChange, sameSet } = require('./message');
+const { applyChange, sameSet, describe, toAst } = require('./message');
 
 /*
  * The direct mbox backend: one file per mailbox, read by streaming it through the readers'
@@ -24,49 +23,105 @@ const { applyChange, sameSet } = require('./message');
  * until the next expunge — the file holds no UIDs of its own unless an IMAP server wrote
  * X-UID headers, and honouring those only for some messages would mix two numberings.
  *
- * Writes (flags and expunge) rewrite the whole file, crash-safely: under the dotlock the new
- * contents go to a temporary file in the same directory, which is fsync'ed and then renamed
- * over the mailbox (rename(2) is atomic), then the directory is fsync'ed. A process killed at
- * any point leaves either the old file (plus a stale temporary, removed by the next writer)
- * or the new one, never a mix. Costs a second copy of the file on disk while it runs.
+ * Locks as the other writers on the system do (lock.js): reads under a shared fcntl lock,
+ * writes under the exclusive fcntl lock plus the dotlock. Writes (flags and expunge) rewrite the
+ * file in place, from the first changed message on, through a redo journal (mbox-journal.js):
+ * the inode never changes, so a delivery agent that opened the file before waiting for the
+ * locks appends to the mailbox, not to a replaced file; a crash at any point loses nothing.
+ *
+ * Files in the directory that are not mbox files (not empty, and not starting with a From_
+ * line) are not mailboxes: they are skipped with a logged reason (issue 17.6).
  */
 
-const TMP_SUFFIX = '.mailgate-new';
+const readAt = (fd, buf, off, len, pos) =>
+  promisify(fs.read)(fd, buf, off, len, pos).then((r) => r.bytesRead);
+
+let defaultLogger = null;
+const logger = () => (defaultLogger ||= createLogger({ logLevel: process.env.LOG_LEVEL }));
+
+/**
+ * Whether a file is an mbox: empty, or starting with a From_ line (RFC 4155).
+ * @param {string} file
+ * @returns {boolean}
+ */
+function isMboxFile(file) {
+  let fd;
+  try {
+    fd = fs.openSync(file, 'r');
+    const head = Buffer.alloc(1024);
+    const n = fs.readSync(fd, head, 0, head.length, 0);
+    if (n === 0) return true;
+    const nl = head.subarray(0, n).indexOf(0x0a);
+    return isFromLine(head.subarray(0, nl < 0 ? n : nl + 1));
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
 
 class MboxBackend extends FileBackend {
-  /** @param {string} dir the user's mbox directory (e.g. Dovecot's ~/mail) */
-  constructor(dir) {
+  /**
+   * @param {string} dir the user's mbox directory (e.g. Dovecot's ~/mail)
+   * @param {{lockWaitMs?: number, logger?: object}} [opts] lockWaitMs: how long a request waits
+   *   for another writer's lock before MAILBOX_LOCKED (default 10 s, below the API's 30 s
+   *   request timeout); MAILGATE_MBOX_LOCK_WAIT_MS overrides the default
+   */
+  constructor(dir, opts = {}) {
     super();
     this.dir = path.resolve(dir);
+    const envWait = Number(process.env.MAILGATE_MBOX_LOCK_WAIT_MS);
+    this.lockWaitMs = opts.lockWaitMs ?? (envWait > 0 ? envWait : DEFAULT_WAIT_MS);
+    this.log = opts.logger || null;
+  }
+
+  /** @private */
+  get logger() {
+    return this.log || logger();
   }
 
   /**
    * File of a mailbox: INBOX is `inbox.mbox`, `INBOX` or `inbox` in the directory (Dovecot's
    * `mbox:~/mail:INBOX=~/mail/inbox.mbox`); any other mailbox is the file of that relative path.
+   * A file that is not an mbox is no mailbox (MAILBOX_NOT_FOUND, reason logged).
    * @param {string} mailbox
    */
   fileFor(mailbox) {
+    let p = null;
     if (mailbox === 'INBOX') {
-      for (const n of ['inbox.mbox', 'INBOX', 'inbox']) {
-        const p = path.join(this.dir, n);
-        if (fs.existsSync(p)) return p;
-      }
-    } else if (!mailbox.split('/').some((s) => s === '' || s === '.' || s === '..')) {
-      const p = path.join(this.dir, mailbox);
-      if (fs.existsSync(p) && fs.statSync(p).isFile()) return p;
+      p = ['inbox.mbox', 'INBOX', 'inbox']
+        .map((n) => path.join(this.dir, n))
+        .find((f) => fs.existsSync(f));
+    } else if (
+      !mailbox.split('/').some((s) => s === '' || s === '.' || s === '..' || s.startsWith('.'))
+    ) {
+      const f = path.join(this.dir, mailbox);
+      if (fs.existsSync(f) && fs.statSync(f).isFile()) p = f;
     }
-    throw new errors.MAILBOX_NOT_FOUND(mailbox);
+    if (p && !isMboxFile(p)) {
+      this.logger.warn({ mailbox }, 'legacy mbox: skipped a file that is not an mbox');
+      p = null;
+    }
+    if (!p) throw new errors.MAILBOX_NOT_FOUND(mailbox);
+    return p;
   }
 
-  /** @returns {Promise<string[]>} INBOX first, then by name */
+  /** @returns {Promise<string[]>} INBOX first, then by name; non-mbox files left out (logged) */
   async mailboxNames() {
     const names = [];
     const walk = async (dir, rel) => {
       for (const ent of await fsp.readdir(dir, { withFileTypes: true })) {
         if (ent.name.startsWith('.') || ent.name.endsWith('.lock')) continue;
         const r = rel ? `${rel}/${ent.name}` : ent.name;
-        if (ent.isDirectory()) await walk(path.join(dir, ent.name), r);
-        else if (ent.isFile()) names.push(/^(inbox\.mbox|inbox)$/i.test(r) ? 'INBOX' : r);
+        const full = path.join(dir, ent.name);
+        if (ent.isDirectory()) await walk(full, r);
+        else if (ent.isFile()) {
+          if (!isMboxFile(full)) {
+            this.logger.warn({ file: r }, 'legacy mbox: skipped a file that is not an mbox');
+            continue;
+          }
+          names.push(/^(inbox\.mbox|inbox)$/i.test(r) ? 'INBOX' : r);
+        }
       }
     };
     await walk(this.dir, '');
@@ -76,17 +131,89 @@ class MboxBackend extends FileBackend {
   }
 
   /**
-   * Messages of a mailbox in file order: `{uid, raw, flags, keywords, internalDate, entry}`.
-   * Memory: one message at a time (the splitter streams).
+   * Messages of a mailbox in file order: `{uid, raw, flags, keywords, internalDate, entry}`,
+   * read under the shared fcntl lock (held while the caller iterates). A rewrite left by a
+   * killed writer is recovered first. Memory: one message at a time (the splitter streams).
    * @param {string} mailbox
    */
   async *entries(mailbox) {
-    yield* readEntries(this.fileFor(mailbox));
+    const file = this.fileFor(mailbox);
+    if (needsRecovery(file)) await this.withWriteLock(file, mailbox, async () => {});
+    const lk = await readLock(file, { timeoutMs: this.lockWaitMs, name: mailbox });
+    // Read through the locked descriptor (the path could name another file by now); a file
+    // stream would close it. The descriptor may only be closed once no read on it is pending:
+    // its number could be reused at once by another open.
+    let pending = Promise.resolve();
+    let stop = false;
+    const input = Readable.from(
+      (async function* () {
+        for (let pos = 0; !stop;) {
+          const buf = Buffer.allocUnsafe(1 << 20);
+          const read = readAt(lk.fd, buf, 0, buf.length, pos);
+          pending = read.catch(() => {});
+          const n = await read;
+          if (!n) return;
+          pos += n;
+          yield buf.subarray(0, n);
+        }
+      })(),
+      { objectMode: false },
+    );
+    try {
+      yield* readEntries(input);
+    } finally {
+      stop = true;
+      input.destroy();
+      await pending;
+      lk.release();
+    }
+  }
+
+  /**
+   * Runs `fn(fd)` with the write locks of the mailbox file held, after recovering a rewrite
+   * left by a killed writer.
+   * @private
+   */
+  async withWriteLock(file, mailbox, fn) {
+    const lk = await lockMailbox(file, {
+      timeoutMs: this.lockWaitMs,
+      name: mailbox,
+      logger: this.logger,
+    });
+    try {
+      // A writer that replaces files by rename (mutt's default, old mailgate) may have swapped
+      // the inode between our open and our lock: the lock must be on the current file.
+      const a = fs.fstatSync(lk.fd);
+      const b = fs.statSync(file);
+      if (a.ino !== b.ino || a.dev !== b.dev) {
+        await lk.release();
+        return this.withWriteLock(file, mailbox, fn);
+      }
+      await recover(file, lk.fd, this.logger);
+      return await fn(lk.fd);
+    } finally {
+      await lk.release();
+    }
+  }
+
+  /**
+   * uids selected by `opts.uids` or by a query, read without taking locks (the caller holds
+   * the write lock).
+   * @private
+   */
+  async selectLocked(file, mailbox, opts) {
+    if (opts.uids) return new Set(opts.uids.map(Number));
+    const test = compilePredicate(toAst(opts.query ?? ''));
+    const out = new Set();
+    for await (const e of readEntries(fs.createReadStream(file, { highWaterMark: 1 << 20 }))) {
+      if (test(describe(e.raw, { ...e, mailbox }).msg)) out.add(e.uid);
+    }
+    return out;
   }
 
   /**
    * Adds/removes flags and keywords; written back as `Status`/`X-Status`/`X-Keywords`
-   * headers by one crash-safe rewrite.
+   * headers by one in-place rewrite.
    * @param {string} mailbox
    * @param {{uids?: number[], query?: string|object, add?: string[], remove?: string[]}} opts
    */
@@ -94,60 +221,61 @@ class MboxBackend extends FileBackend {
     const file = this.fileFor(mailbox);
     const add = splitFlags(opts.add);
     const remove = splitFlags(opts.remove);
-    const release = await dotlock(file);
-    try {
-      const selected = await this.selectUids(mailbox, opts);
+    toAst(opts.query ?? ''); // a bad query is a 400 before any lock is taken
+    return this.withWriteLock(file, mailbox, async (fd) => {
+      const selected = await this.selectLocked(file, mailbox, opts);
       const changed = [];
       let matched = 0;
-      await rewrite(file, (e) => {
-        if (!selected.has(e.uid)) return e;
+      await rewriteInPlace(file, fd, (e) => {
+        const uid = e.index + 1;
+        if (!selected.has(uid)) return e;
         matched++;
-        const flags = applyChange(e.flags, add.flags, remove.flags);
-        const keywords = applyChange(e.keywords, add.keywords, remove.keywords);
-        if (sameSet(flags, e.flags) && sameSet(keywords, e.keywords)) return e;
-        changed.push({ uid: e.uid, flags, keywords, modseq: 0 });
-        return { ...e, raw: withFlagHeaders(e.raw, flags, keywords) };
+        const f = flagsFromHeaders(headerBlock(e.raw));
+        const flags = applyChange(f.flags, add.flags, remove.flags);
+        const keywords = applyChange(f.keywords, add.keywords, remove.keywords);
+        if (sameSet(flags, f.flags) && sameSet(keywords, f.keywords)) return e;
+        changed.push({ uid, flags, keywords, modseq: 0 });
+        return withFlagHeaders(e.raw, flags, keywords);
       });
       return { matched, changed, highestModseq: 0 };
-    } finally {
-      await release();
-    }
+    });
   }
 
   /**
    * Removes the messages flagged `\Deleted` (only those among `uids` when given) by one
-   * crash-safe rewrite. Returns their uids (positions before the expunge).
+   * in-place rewrite. Returns their uids (positions before the expunge).
    * @param {string} mailbox
    * @param {{uids?: number[]}} [opts]
    */
   async expunge(mailbox, opts = {}) {
     const file = this.fileFor(mailbox);
     const only = opts.uids ? new Set(opts.uids.map(Number)) : null;
-    const release = await dotlock(file);
-    try {
+    return this.withWriteLock(file, mailbox, async (fd) => {
       const expunged = [];
-      await rewrite(file, (e) => {
-        if (!e.flags.includes('\\Deleted') || (only && !only.has(e.uid))) return e;
-        expunged.push(e.uid);
+      await rewriteInPlace(file, fd, (e) => {
+        const uid = e.index + 1;
+        const { flags } = flagsFromHeaders(headerBlock(e.raw));
+        if (!flags.includes('\\Deleted') || (only && !only.has(uid))) return e;
+        expunged.push(uid);
         return null;
       });
       return { expunged, highestModseq: 0 };
-    } finally {
-      await release();
-    }
+    });
   }
 }
 
-async function* readEntries(file) {
+/**
+ * The messages of an mbox byte stream with their flags; data that is not a message (bytes
+ * before the first From_ line, entries over the size limit) is left out.
+ * @param {import('node:stream').Readable} input
+ */
+async function* readEntries(input) {
   const splitter = new MboxSplitter();
-  const done = pipeline(fs.createReadStream(file, { highWaterMark: 1 << 20 }), splitter);
+  const done = pipeline(input, splitter);
   done.catch(() => {}); // surfaced below
   let uid = 0;
   for await (const entry of splitter) {
-    if (entry.error) {
-      yield { uid: 0, entry };
-      continue;
-    }
+    if (entry.error) continue;
     const f = flagsFromHeaders(headerBlock(entry.raw));
     yield {
       uid: ++uid,
@@ -159,63 +287,6 @@ async function* readEntries(file) {
     };
   }
   await done;
-}
-
-// Non-messages (bytes before the first From_ line) are kept as they are by rewrite().
-const realEntries = async function* (file) {
-  for await (const e of readEntries(file)) if (e.uid) yield e;
-};
-
-/**
- * Rewrites `file` through `fn(entry)` (return the entry to keep it, a copy with a new `raw`
- * to change it, null to drop it): temporary file, fsync, rename, fsync of the directory.
- * Unchanged entries are copied byte for byte (formatMboxEntry), so their escaping variant,
- * From_ line and separators survive. Call it under the dotlock.
- * @param {string} file
- * @param {(e: object) => object|null} fn
- */
-async function rewrite(file, fn) {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}${TMP_SUFFIX}`);
-  const st = await fsp.stat(file);
-  const fh = await fsp.open(tmp, 'w', st.mode & 0o7777);
-  try {
-    let buf = [];
-    let size = 0;
-    const flush = async () => {
-      if (!buf.length) return;
-      await fh.write(Buffer.concat(buf));
-      buf = [];
-      size = 0;
-    };
-    for await (const e of readEntries(file)) {
-      let out;
-      if (!e.uid) out = formatMboxEntry(e.entry);
-      else {
-        const r = fn(e);
-        if (!r) continue;
-        out =
-          r.raw === e.raw
-            ? formatMboxEntry(e.entry)
-            : formatMboxEntry({ ...e.entry, raw: r.raw, original: null });
-      }
-      buf.push(out);
-      size += out.length;
-      if (size >= 1 << 20) await flush();
-    }
-    await flush();
-    await fh.sync(); // the data must be on disk before the rename makes it the mailbox
-  } finally {
-    await fh.close();
-  }
-  if (process.getuid && process.getuid() === 0)
-    await fsp.chown(tmp, st.uid, st.gid).catch(() => {});
-  await fsp.rename(tmp, file);
-  const dirFd = await fsp.open(path.dirname(file), 'r');
-  try {
-    await dirFd.sync(); // and the rename itself must survive a power loss
-  } finally {
-    await dirFd.close();
-  }
 }
 
 // X-Mozilla-Status carries flags too: it is dropped, or it would contradict the new headers.
@@ -258,4 +329,11 @@ function withFlagHeaders(raw, flags, keywords) {
   return Buffer.concat([Buffer.from(text, 'latin1'), raw.subarray(head.length)]);
 }
 
-module.exports = { MboxBackend, rewrite, withFlagHeaders, readEntries: realEntries };
+/**
+ * Messages of an mbox file, read without locks (tests, and callers holding the lock).
+ * @param {string} file
+ */
+const readFileEntries = (file) =>
+  readEntries(fs.createReadStream(file, { highWaterMark: 1 << 20 }));
+
+module.exports = { MboxBackend, withFlagHeaders, isMboxFile, readEntries: readFileEntries };

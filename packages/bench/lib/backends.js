@@ -9,6 +9,7 @@ const { MboxBackend, MaildirBackend } = require('@mailgate/legacy');
 const { messageKey, KeyMap } = require('./keys');
 const { imapDoorBackend } = require('./imap-door');
 const { dovecotServer } = require('./dovecot-server');
+const { mailgateImapServer } = require('./mailgate-imap-server');
 
 /*
  * One uniform adapter per backend, so the runner times the same request the same way on each.
@@ -516,6 +517,7 @@ const FACTORIES = {
   // The imap door: every IMAP server timed by the same raw client (imap-door.js).
   'dovecot-mbox': (ctx) => imapDoorBackend(dovecotServer('mbox'), ctx),
   'dovecot-maildir': (ctx) => imapDoorBackend(dovecotServer('maildir'), ctx),
+  'mailgate-imap': (ctx) => imapDoorBackend(mailgateImapServer(ctx), ctx),
   'pg-api': apiBackend('pg'),
   'es-api': apiBackend('es'),
 };

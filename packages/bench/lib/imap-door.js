@@ -11,7 +11,8 @@ const { RawImapClient } = require('./raw-imap');
  * completion of the last, and the runner records that figure; uids are taken from the kept
  * bytes after the clock. imapflow is used only for untimed set-up (the uid → key map).
  *
- * A server is `{name, start(box) → {host, port, user, password}, stop(), restart() → {note?}}`.
+ * A server is `{name, start(box) → {host, port, user, password}, stop(), restart() → {note?,
+ * endpoint?}, close?()}`: stop() ends the server (a restore starts it again), close() frees all.
  */
 
 /** The two header requests: the full envelope fetch, and a mail client's list view. */
@@ -211,6 +212,7 @@ function imapDoorBackend(server, ctx = {}) {
     async close() {
       await disconnect();
       await server.stop();
+      if (server.close) await server.close();
       if (ctx.log) ctx.log(`  ${server.name}: stopped`);
     },
   };

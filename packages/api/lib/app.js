@@ -16,7 +16,14 @@ const routePlugins = require('./routes');
  * Builds the app.
  *
  * @param {object} opts
- * @param {import('knex').Knex} opts.knex database handle (the store is built on it)
+ * @param {object} [opts.service] the mail service (@mailgate/service); shared with the IMAP
+ *   server in `mailgate serve`. The caller closes it.
+ * @param {import('knex').Knex} [opts.knex] without a service: a database handle to build one
+ *   on (closed with the app; the handle stays the caller's)
+ * @param {object} [opts.loginLimiter] a shared @mailgate/core LoginLimiter
+ * @param {{perUser?: number, total?: number, stallMs?: number}} [opts.streams] NDJSON stream
+ *   caps and the stalled-client timeout (streams.js)
+ * @param {boolean} [opts.purge] purge expunged rows in the background (default true)
  * @param {import('pino').Logger|false} [opts.logger] pino logger; false for none
  * @param {string|null} [opts.adminToken] MAILGATE_ADMIN_TOKEN: allows user management routes
  * @param {number} [opts.tokenTtlSeconds] lifetime of session tokens (default 30 days)
@@ -31,10 +38,13 @@ const routePlugins = require('./routes');
  * @param {string[]} [opts.corsOrigins] MAILGATE_CORS_ORIGINS: browser origins allowed to call
  *   the API from another site (none by default)
  * @param {boolean} [opts.webPage] serve the webmail page (@mailgate/web) at / (default true)
- * @returns {Promise<import('fastify').FastifyInstance>} app, with `app.store` and `app.purger`
+ * @returns {Promise<import('fastify').FastifyInstance>} app, with `app.mailService` (the service) and
+ *   `app.purger`
  */
 async function build(opts) {
-  if (!opts || !opts.knex) throw new TypeError('build: opts.knex is required');
+  if (!opts || !(opts.service || opts.knex)) {
+    throw new TypeError('build: opts.service (or opts.knex) is required');
+  }
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // Explicit timeouts: a slow or stuck client cannot hold a socket for ever.
@@ -69,7 +79,6 @@ async function build(opts) {
   await app.register(require('./plugins/timing'));
   await app.register(require('./plugins/cors'), opts);
   await app.register(require('./plugins/mail'), opts);
-  await app.register(require('./plugins/service'), opts);
   await app.register(require('./plugins/auth'), opts);
   if (opts.docs !== false) await app.register(require('./plugins/docs'));
   await app.register(

@@ -3,28 +3,24 @@
 const { errors } = require('@mailgate/core');
 
 /*
- * Keyset cursors of the header scan. Opaque to clients: base64url JSON of the order and the
- * position (uid, and the sort date for date orders). A cursor is only valid for the order
- * it was made for.
+ * The header scan's page cursors as clients see them: opaque base64url JSON that wraps the
+ * backend's own cursor with the order it belongs to, so a cursor passed back with another
+ * order is a clear INVALID_CURSOR instead of a wrong page. The backend validates its part.
  */
 
 /**
  * @param {string} order `uid`, `-uid`, `date` or `-date`
- * @param {{uid: number, date: string}} pos the last row of the page
+ * @param {string} inner the backend's nextCursor
  * @returns {string}
  */
-function encodeCursor(order, pos) {
-  const o = { o: order, u: pos.uid };
-  if (order.endsWith('date')) o.d = pos.date;
-  return Buffer.from(JSON.stringify(o)).toString('base64url');
+function encodeCursor(order, inner) {
+  return Buffer.from(JSON.stringify({ o: order, c: inner })).toString('base64url');
 }
-
-const SORT_DATE_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
 /**
  * @param {string} text the client's cursor
  * @param {string} order the order of this request
- * @returns {{uid: number, date?: string}}
+ * @returns {string} the backend's cursor
  * @throws INVALID_CURSOR
  */
 function decodeCursor(text, order) {
@@ -35,14 +31,18 @@ function decodeCursor(text, order) {
   } catch {
     throw new errors.INVALID_CURSOR('not a cursor');
   }
-  if (!c || typeof c !== 'object' || c.o !== order) {
+  if (
+    !c ||
+    typeof c !== 'object' ||
+    typeof c.c !== 'string' ||
+    !/^[A-Za-z0-9_-]{1,400}$/.test(c.c)
+  ) {
+    throw new errors.INVALID_CURSOR('not a cursor');
+  }
+  if (c.o !== order) {
     throw new errors.INVALID_CURSOR('it belongs to another order; start again without a cursor');
   }
-  if (!Number.isSafeInteger(c.u) || c.u < 0) throw new errors.INVALID_CURSOR('bad position');
-  if (order.endsWith('date') && !(typeof c.d === 'string' && SORT_DATE_RE.test(c.d))) {
-    throw new errors.INVALID_CURSOR('bad position');
-  }
-  return { uid: c.u, date: c.d };
+  return c.c;
 }
 
 module.exports = { encodeCursor, decodeCursor };

@@ -5,6 +5,6 @@
  * bench); startServer() is `mailgate serve`'s entry (database, listen, graceful shutdown).
  */
 const { build } = require('./app');
-const { startServer, apiKnex } = require('./server');
+const { startServer, API_DB } = require('./server');
 
-module.exports = { build, startServer, apiKnex };
+module.exports = { build, startServer, API_DB };

@@ -1,19 +1,20 @@
 'use strict';
 
-const Knex = require('knex');
-const { openDatabase, createLogger, MIGRATIONS_DIR } = require('@mailgate/core');
+const { openDatabase, createLogger, errors } = require('@mailgate/core');
+const { createMailService } = require('@mailgate/service');
 const { build } = require('./app');
 const { pathOf } = require('./plugins/errors');
 
 /*
  * The server entry used by `mailgate serve`: opens the database (embedded PostgreSQL or
- * DATABASE_URL, migrations applied), builds the app, listens on HOST:PORT, and shuts down
- * gracefully on SIGTERM/SIGINT (in-flight requests finish, then the pool and the embedded
- * server are released).
+ * DATABASE_URL, migrations applied) with the API's timeouts, creates the mail service on it
+ * (or uses the caller's, shared with the IMAP server), builds the app, listens on HOST:PORT,
+ * and shuts down gracefully on SIGTERM/SIGINT (in-flight requests finish, then the service,
+ * the pool and the embedded server are released).
  */
 
 // Explicit timeouts towards PostgreSQL: a statement never runs longer than 15 s, a
-// connection attempt gives up after 3 s and a request waits at most 3 s for a pooled
+// connection attempt gives up after 3 s and a request waits at most 5 s for a pooled
 // connection — so while PostgreSQL is down requests fail fast with 503 instead of hanging.
 const PG_TIMEOUTS = {
   statement_timeout: 15000,
@@ -22,29 +23,36 @@ const PG_TIMEOUTS = {
   keepAlive: true,
 };
 
+/** The API's database options (core openDatabase). */
+const API_DB = {
+  pool: { min: 0, max: 10 },
+  connection: PG_TIMEOUTS,
+  acquireConnectionTimeout: 5000,
+  // knex prints pool errors with console.log; they reach clients as 503 and the server log
+  // through the error handler already.
+  quiet: true,
+};
+
 /**
- * The API's database handle: a pool with the explicit timeouts above.
- * @param {string} url
- * @param {{max?: number}} [opts]
- * @returns {import('knex').Knex}
+ * Listens, turning EADDRINUSE into the coded PORT_IN_USE (naming port and host).
+ * @param {import('fastify').FastifyInstance} app
+ * @param {{port: number, host: string}} where
  */
-function apiKnex(url, opts = {}) {
-  return Knex({
-    client: 'pg',
-    connection: { connectionString: url, ...PG_TIMEOUTS },
-    pool: { min: 0, max: opts.max || 10 },
-    acquireConnectionTimeout: 5000,
-    // knex prints pool errors with console.log; they reach clients as 503 and the server
-    // log through the error handler already.
-    log: { warn() {}, error() {}, debug() {}, deprecate() {} },
-    migrations: { directory: MIGRATIONS_DIR },
-  });
+async function listen(app, where) {
+  try {
+    await app.listen(where);
+  } catch (err) {
+    if (err && err.code === 'EADDRINUSE') throw new errors.PORT_IN_USE(where.port, where.host);
+    throw err;
+  }
 }
 
 /**
  * Starts the HTTP API.
  * @param {ReturnType<import('@mailgate/core').loadConfig>} config
- * @param {{log?: import('pino').Logger, onListen?: (url: string) => void, signals?: boolean, purgeOnStart?: boolean}} [opts]
+ * @param {{log?: import('pino').Logger, onListen?: (url: string) => void, signals?: boolean,
+ *   purgeOnStart?: boolean, service?: object, loginLimiter?: object}} [opts] service and
+ *   loginLimiter: shared with the IMAP server of the same process
  * @returns {Promise<{app: import('fastify').FastifyInstance, url: string, close: () => Promise<void>}>}
  */
 async function startServer(config, opts = {}) {
@@ -60,26 +68,27 @@ async function startServer(config, opts = {}) {
       },
     },
   );
-  // openDatabase starts/attaches the embedded server and migrates; the API then uses its own
-  // pool with the timeouts above (the first handle stays open to keep the embedded server
-  // registered for this process).
-  const db = await openDatabase(config, { pool: { min: 0, max: 1 } });
-  const knex = apiKnex(db.url);
+  const db = opts.service ? null : await openDatabase(config, API_DB);
+  const service =
+    opts.service || (await createMailService({ config, knex: db.knex, logger: base }));
   let app;
   try {
     app = await build({
-      knex,
+      service,
       logger: log,
       adminToken: config.adminToken,
-      purgeOnStart: opts.purgeOnStart,
+      loginLimiter: opts.loginLimiter,
       elasticsearchUrl: config.elasticsearchUrl,
       corsOrigins: config.corsOrigins,
+      purgeOnStart: opts.purgeOnStart,
     });
-    await app.listen({ port: config.port, host: config.host });
+    await listen(app, { port: config.port, host: config.host });
   } catch (err) {
     if (app) await app.close().catch(() => {});
-    await knex.destroy();
-    await db.close();
+    if (db) {
+      await service.close();
+      await db.close();
+    }
     throw err;
   }
   const addr = app.server.address();
@@ -90,8 +99,10 @@ async function startServer(config, opts = {}) {
     if (!closing) {
       closing = (async () => {
         await app.close();
-        await knex.destroy();
-        await db.close();
+        if (db) {
+          await service.close();
+          await db.close();
+        }
       })();
     }
     return closing;
@@ -120,4 +131,4 @@ async function startServer(config, opts = {}) {
   return { app, url, close };
 }
 
-module.exports = { startServer, apiKnex };
+module.exports = { startServer, API_DB };

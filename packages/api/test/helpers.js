@@ -24,7 +24,6 @@ async function setup(appOpts = {}) {
   return {
     db,
     app,
-    store: app.store,
     /** creates a user with a password and returns a bearer token */
     async user(name, password = 'correct horse battery') {
       await db.store.createUser(name, { passwordHash: await hashPassword(password) });

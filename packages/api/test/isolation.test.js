@@ -93,7 +93,6 @@ test('B’s search never returns A’s mail', async () => {
     '',
     'zanzibar',
     'subject:secret',
-    'in:Private',
     'happy',
     'text:a',
     'from:example OR from:corp',
@@ -103,6 +102,12 @@ test('B’s search never returns A’s mail', async () => {
     for (const m of r.messages) expect(m.subject).toMatch(/^b /);
     expect(r.mailboxes.every((x) => x.mailbox === 'INBOX')).toBe(true);
     expect(r.total).toBeLessThanOrEqual(2);
+  }
+  // in: of A's mailbox is, for B, a mailbox that does not exist: the same coded error as
+  // any unknown name (issue 11), so nothing about A leaks.
+  for (const q of ['in:Private', 'in:NoSuchBox']) {
+    const r = await req(t.app, b, { url: `/api/v1/search?q=${encodeURIComponent(q)}` });
+    expect(code(r)).toEqual([400, 'INVALID_QUERY']);
   }
   expect((await req(t.app, a, { url: '/api/v1/search?q=zanzibar' })).json().total).toBe(1);
 });

@@ -3,35 +3,35 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { EmbeddedPostgres } = require('@mailgate/core');
+const { EmbeddedPostgres, openDatabase } = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
 const { build } = require('../lib/app');
-const { apiKnex } = require('../lib/server');
+const { API_DB } = require('../lib/server');
 
 // Its own embedded PostgreSQL in a scratch MAILGATE_HOME (not the suite's shared server),
 // so it can be stopped and started under load.
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-restart-'));
 const pg = new EmbeddedPostgres(home);
-let knex;
+let db;
 let app;
 let token;
 
 beforeAll(async () => {
   const url = await pg.acquire({ persistent: true });
-  knex = apiKnex(url);
-  await knex.migrate.latest();
-  const store = new PgStore(knex);
+  // The server's own database options (timeouts, pool) on this scratch server.
+  db = await openDatabase({ databaseUrl: url, home }, API_DB);
+  const store = new PgStore(db.knex);
   const u = await store.createUser('rita');
   const mb = await store.ensureMailbox(u.id, 'INBOX');
   expect(mb.name).toBe('INBOX');
   token = (await store.createToken(u.id)).token;
-  app = await build({ knex, docs: false });
+  app = await build({ knex: db.knex, docs: false });
   await app.ready();
 });
 
 afterAll(async () => {
   if (app) await app.close();
-  if (knex) await knex.destroy();
+  if (db) await db.close();
   await pg.stop();
   fs.rmSync(home, { recursive: true, force: true });
 });

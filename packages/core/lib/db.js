@@ -17,7 +17,10 @@ const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', '..', 'migrations');
  * (started on demand). Applies pending migrations.
  *
  * @param {ReturnType<import('./config').loadConfig>} config
- * @param {{persistent?: boolean, migrate?: boolean, pool?: {min:number,max:number}}} [opts]
+ * @param {{persistent?: boolean, migrate?: boolean, pool?: {min:number,max:number},
+ *   connection?: object, acquireConnectionTimeout?: number, quiet?: boolean}} [opts]
+ *   connection: extra node-postgres options (statement_timeout, connectionTimeoutMillis …);
+ *   quiet: no knex console output for pool errors (servers report them as coded errors)
  * @returns {Promise<{knex: import('knex').Knex, url: string, embedded: EmbeddedPostgres|null, close: () => Promise<void>}>}
  */
 async function openDatabase(config, opts = {}) {
@@ -29,7 +32,11 @@ async function openDatabase(config, opts = {}) {
   }
   const knex = Knex({
     client: 'pg',
-    connection: url,
+    connection: opts.connection ? { connectionString: url, ...opts.connection } : url,
+    ...(opts.acquireConnectionTimeout
+      ? { acquireConnectionTimeout: opts.acquireConnectionTimeout }
+      : {}),
+    ...(opts.quiet ? { log: { warn() {}, error() {}, debug() {}, deprecate() {} } } : {}),
     pool: {
       min: 0,
       max: 8,

@@ -79,15 +79,25 @@ class MailBackend {
 
   /**
    * Header row, header fields, text, sanitised HTML and the attachment list of one message.
+   * Rendered by @mailgate/mime in its request worker pool, within the parse budget: over it
+   * (or not a message at all) is MESSAGE_NOT_RENDERABLE (422); the raw bytes stay available.
    * @param {string} mailbox
    * @param {number} uid
+   * @param {{images?: 'blocked'|'remote', attachmentUrl?: string}} [opts] remote images
+   *   (blocked by default) and the URL prefix `cid:` references point at
    * @returns {Promise<{row: object, headers: Array<{name: string, value: string}>, subject: string|null,
    *   from: object|null, to: object[], cc: object[], date: string|null, messageId: string|null,
-   *   text: string, html: string|null, attachments: object[]}>}
+   *   text: string, html: string|null, attachments: object[], truncated: boolean}>}
    */
-  async getMessage(mailbox, uid) {
+  async getMessage(mailbox, uid, opts = {}) {
     const m = await this.fetchMessage(mailbox, uid);
-    const d = await parseForDisplay(m.raw);
+    let d;
+    try {
+      d = await parseForDisplay(m.raw, { images: opts.images, attachmentUrl: opts.attachmentUrl });
+    } catch (err) {
+      if (err.name !== 'MessageParseError') throw err;
+      throw new errors.MESSAGE_NOT_RENDERABLE(String(uid), err.reason);
+    }
     return {
       row: m.row,
       headers: d.headers.map((h) => ({ name: h.key, value: h.value })),
@@ -100,6 +110,7 @@ class MailBackend {
       text: d.text,
       html: d.html,
       attachments: d.attachments,
+      truncated: Boolean(d.truncated),
     };
   }
 

@@ -109,6 +109,23 @@ class MailService {
     return syncAll(this.openMirror());
   }
 
+  /** One round trip to PostgreSQL (health checks); DB errors as the store raises them. */
+  async ping() {
+    await this.store.ping();
+  }
+
+  /**
+   * Queues the purge of rows hidden by an earlier run that stopped before purging them
+   * (crash, shutdown). Servers call it once at start.
+   * @returns {Promise<number>} mailboxes queued
+   */
+  async resumePurges() {
+    if (!this.purger) return 0;
+    const list = await this.store.pendingPurges();
+    for (const p of list) this.purger.schedule(p.userId, p.mailboxId);
+    return list.length;
+  }
+
   /** Stops the purge (after its current batch), closes pooled connections and the database. */
   async close() {
     if (this.closed) return;

@@ -104,12 +104,16 @@ class PgBackend extends MailBackend {
     const out = new PassThrough();
     this.mailboxId(mailbox).then(
       (id) => {
+        if (out.destroyed) return;
         const s = this.store.streamHeadersNdjson(this.user.id, id, {
           order: sort,
           desc,
           onFirstBatch: opts.onFirstBatch,
         });
         s.on('error', (err) => out.destroy(err));
+        // pipe() does not pass a destroy upstream: without this, a client that goes away
+        // leaves the COPY (and its pooled connection) paused behind a dead stream.
+        out.once('close', () => s.destroy());
         s.pipe(out);
       },
       (err) => out.destroy(err),

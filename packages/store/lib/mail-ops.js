@@ -124,8 +124,11 @@ const mailOps = {
       } catch (err) {
         failed = err;
         // A COPY cut short (client gone) leaves the connection mid-protocol: have the pool
-        // discard it instead of handing it to the next query.
+        // discard it instead of handing it to the next query. Closing the socket ends the
+        // COPY on the server at once (its next write fails); a polite Terminate would sit
+        // unread behind the COPY data while the session stays busy (issue 17).
         client.__knex__disposed = 'NDJSON stream aborted';
+        if (client.connection && client.connection.stream) client.connection.stream.destroy();
         out.destroy(err);
       } finally {
         await knex.client.releaseConnection(client);
@@ -399,6 +402,14 @@ const mailOps = {
    * Mailboxes holding hidden rows not purged yet (after a crash or shutdown mid-purge).
    * @returns {Promise<Array<{userId: number, mailboxId: number}>>}
    */
+  /**
+   * A round trip to PostgreSQL (health checks).
+   * @returns {Promise<void>}
+   */
+  async ping() {
+    await this.knex.raw('SELECT 1');
+  },
+
   async pendingPurges() {
     const users = await this.knex('users').select('id');
     const out = [];

@@ -2,22 +2,15 @@
 
 const crypto = require('node:crypto');
 const fp = require('fastify-plugin');
-const { errors, verifyPassword, hashPassword, LoginLimiter } = require('@mailgate/core');
+const { errors, LoginLimiter } = require('@mailgate/core');
 
 /*
  * Cross-cutting: authentication. Every route says what it needs in `config.auth` ('user',
  * 'admin' or 'none'); this plugin's onRequest hook enforces it before any handler runs and
  * sets `req.user` ({userId, user, tokenId} or {admin: true}). Also owns what logins need:
- * the failed-login limiter, password checks and the token lifetime (`app.auth`).
+ * the failed-login limiter and the token lifetime (`app.auth`). Users, passwords and tokens
+ * are the mail service's (`service.users`).
  */
-
-let dummy = null;
-// Verifying against a real hash when the user does not exist keeps the answer time the same,
-// so timing does not reveal which user names exist.
-function dummyHash() {
-  if (!dummy) dummy = 'scrypt$16384$8$1$' + 'A'.repeat(22) + '==$' + 'A'.repeat(43) + '=';
-  return dummy;
-}
 
 function sha256(s) {
   return crypto.createHash('sha256').update(String(s)).digest();
@@ -46,13 +39,11 @@ function limiterOptions(o) {
  */
 async function authPlugin(app, opts) {
   const adminHash = opts.adminToken ? sha256(opts.adminToken) : null;
-  const store = app.store;
+  const users = app.mailService.users;
   app.decorateRequest('user', null);
   app.decorate('auth', {
     limiter: opts.loginLimiter || new LoginLimiter(limiterOptions(opts.loginLimit)),
     tokenTtlSeconds: opts.tokenTtlSeconds || 30 * 24 * 3600,
-    verifyLogin: (password, hash) => verifyPassword(password, hash || dummyHash()),
-    hashPassword,
   });
 
   const isAdmin = (token) =>
@@ -67,12 +58,12 @@ async function authPlugin(app, opts) {
         req.user = { admin: true };
         return;
       }
-      if (token && (await store.findToken(token))) {
+      if (token && (await users.findToken(token))) {
         throw new errors.FORBIDDEN('This route needs the admin token (MAILGATE_ADMIN_TOKEN)');
       }
       throw new errors.UNAUTHORIZED();
     }
-    const found = token ? await store.findToken(token) : null;
+    const found = token ? await users.findToken(token) : null;
     if (!found) throw new errors.UNAUTHORIZED();
     req.user = found;
   });

@@ -4,11 +4,10 @@ const { errors } = require('@mailgate/core');
 const schemas = require('../schemas/flags');
 
 /*
- * Changes to messages: flags/keywords (POST …/flags) and IMAP expunge (POST …/expunge, two
- * phases: hidden at once, purged in the background by app.purger).
+ * Changes to messages on any backend: flags/keywords (POST …/flags) and IMAP expunge
+ * (POST …/expunge; on pg two phases: hidden at once, purged in the background).
  */
 async function flagRoutes(app) {
-  const { store, purger } = app;
   const user = { auth: 'user' };
 
   app.post('/mailboxes/:mailbox/flags', { config: user, schema: schemas.setFlags }, async (req) => {
@@ -16,15 +15,8 @@ async function flagRoutes(app) {
     if (!add.length && !remove.length) {
       throw new errors.INVALID_INPUT('body must name flags to add or remove');
     }
-    const lb = app.legacyOf(req, req.query.backend);
-    if (lb) {
-      return app.timed(req, () => lb.setFlags(req.params.mailbox, { uids, query: q, add, remove }));
-    }
-    app.pgOnly(req.query.backend);
-    const mb = await app.mailboxOf(req);
-    return app.timed(req, () =>
-      store.setFlags(req.user.userId, mb.id, { uids, query: q, add, remove }),
-    );
+    const be = await app.backendOf(req);
+    return app.timed(req, () => be.setFlags(req.params.mailbox, uids || q, add, remove));
   });
 
   app.post(
@@ -32,13 +24,8 @@ async function flagRoutes(app) {
     { config: user, schema: schemas.expunge },
     async (req) => {
       const uids = req.body ? req.body.uids : undefined;
-      const lb = app.legacyOf(req, req.query.backend);
-      if (lb) return app.timed(req, () => lb.expunge(req.params.mailbox, { uids }));
-      app.pgOnly(req.query.backend);
-      const mb = await app.mailboxOf(req);
-      const r = await app.timed(req, () => store.expunge(req.user.userId, mb.id, { uids }));
-      if (r.expunged.length) purger.schedule(req.user.userId, mb.id);
-      return r;
+      const be = await app.backendOf(req);
+      return app.timed(req, () => be.expunge(req.params.mailbox, uids));
     },
   );
 }

@@ -6,10 +6,11 @@ const schemas = require('../schemas/session');
 
 /** Log in (POST /session, password → bearer token) and log out (DELETE /session). */
 async function sessionRoutes(app) {
-  const { store, auth } = app;
+  const { auth } = app;
+  const users = app.mailService.users;
 
-  app.post('/session', { config: { auth: 'none' }, schema: schemas.login }, async (req, reply) => {
-    const { user: name, password } = req.body;
+  /** Checks the password under the login limiter; the user, or a coded error. */
+  const checkLogin = async (req, name, password) => {
     // Counted before the password is checked (one step), refunded only on success.
     const attempt = auth.limiter.attempt(name, req.ip);
     if (!attempt.allowed) {
@@ -18,25 +19,25 @@ async function sessionRoutes(app) {
       throw err;
     }
     if (attempt.delayMs) await sleep(attempt.delayMs);
-    let row;
-    let ok;
     try {
-      row = await app.timed(req, () =>
-        store.knex('users').where({ name }).first('id', 'password_hash'),
-      );
-      ok = await auth.verifyLogin(password, row && row.password_hash);
+      const u = await app.timed(req, () => users.verifyLogin(name, password));
+      attempt.succeeded();
+      return u;
     } catch (err) {
-      attempt.cancel();
-      throw err;
-    }
-    if (!row || !ok) {
+      if (err.code !== 'INVALID_CREDENTIALS') {
+        attempt.cancel(); // no answer (database down): not a guess
+        throw err;
+      }
       attempt.failed();
       req.log.info({ event: 'login-failed' }, 'failed login');
-      throw new errors.INVALID_CREDENTIALS();
+      throw err;
     }
-    attempt.succeeded();
+  };
+
+  app.post('/session', { config: { auth: 'none' }, schema: schemas.login }, async (req, reply) => {
+    const u = await checkLogin(req, req.body.user, req.body.password);
     const t = await app.timed(req, () =>
-      store.createToken(row.id, { ttlSeconds: auth.tokenTtlSeconds, label: 'session' }),
+      users.createToken(u.name, { ttlSeconds: auth.tokenTtlSeconds, label: 'session' }),
     );
     reply.code(201);
     return { token: t.token, expiresAt: t.expiresAt };
@@ -46,7 +47,7 @@ async function sessionRoutes(app) {
     '/session',
     { config: { auth: 'user' }, schema: schemas.logout },
     async (req, reply) => {
-      await app.timed(req, () => store.revokeToken(req.user.userId, req.user.tokenId));
+      await app.timed(req, () => users.revokeToken(req.user.user, req.user.tokenId));
       reply.code(204).send();
     },
   );

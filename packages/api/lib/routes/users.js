@@ -2,14 +2,15 @@
 
 const schemas = require('../schemas/users');
 
-/** User management with the admin token (MAILGATE_ADMIN_TOKEN). */
+/** User management with the admin token (MAILGATE_ADMIN_TOKEN), through service.users. */
 async function userRoutes(app) {
-  const { store, auth } = app;
+  const { auth } = app;
+  const users = app.mailService.users;
   const admin = { auth: 'admin' };
 
   app.post('/users', { config: admin, schema: schemas.createUser }, async (req, reply) => {
-    const passwordHash = await auth.hashPassword(req.body.password);
-    const u = await app.timed(req, () => store.createUser(req.body.name, { passwordHash }));
+    const { name, password } = req.body;
+    const u = await app.timed(req, () => users.create(name, { password }));
     reply.code(201);
     return { id: u.id, name: u.name };
   });
@@ -18,9 +19,10 @@ async function userRoutes(app) {
     '/users/:user/tokens',
     { config: admin, schema: schemas.createToken },
     async (req, reply) => {
-      const u = await app.timed(req, () => store.getUser(req.params.user));
       const ttlSeconds = (req.body && req.body.ttlSeconds) || auth.tokenTtlSeconds;
-      const t = await app.timed(req, () => store.createToken(u.id, { ttlSeconds, label: 'admin' }));
+      const t = await app.timed(req, () =>
+        users.createToken(req.params.user, { ttlSeconds, label: 'admin' }),
+      );
       reply.code(201);
       return { token: t.token, expiresAt: t.expiresAt };
     },

@@ -61,7 +61,7 @@ const errorText = {
   409: 'Already exists',
   413: 'Body too large',
   422: 'The message cannot be shown (over the parse budget); fetch it raw',
-  429: 'Too many failed logins',
+  429: 'Too many failed logins, or too many open streams',
   501: 'Operation not supported by this backend',
   503: 'Database unavailable or timed out',
 };

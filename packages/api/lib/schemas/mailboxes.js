@@ -1,12 +1,13 @@
 'use strict';
 
-const { errorsFor, security } = require('./common');
+const { errorsFor, security, backendQuery } = require('./common');
 
 /** GET /mailboxes */
 const listMailboxes = {
   tags: ['mail'],
   summary: 'Mailboxes with total and unseen counts',
   security,
+  querystring: backendQuery,
   response: {
     200: {
       type: 'object',
@@ -23,12 +24,13 @@ const listMailboxes = {
               uidnext: { type: 'integer' },
               highestModseq: { type: 'integer' },
               specialUse: { type: ['string', 'null'] },
+              subscribed: { type: ['boolean', 'null'] },
             },
           },
         },
       },
     },
-    ...errorsFor(401, 503),
+    ...errorsFor(400, 401, 501, 503),
   },
 };
 

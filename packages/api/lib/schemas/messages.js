@@ -10,6 +10,7 @@ const {
   messageParams,
   security,
   MAX_LIMIT,
+  backendQuery,
 } = require('./common');
 
 /** GET /mailboxes/{mailbox}/messages */
@@ -36,10 +37,11 @@ const scan = {
       type: 'object',
       properties: {
         messages: { type: 'array', items: { $ref: 'HeaderRow#' } },
+        total: { type: 'integer', description: 'messages in the mailbox' },
         nextCursor: { type: ['string', 'null'] },
       },
     },
-    ...errorsFor(400, 401, 404, 503),
+    ...errorsFor(400, 401, 404, 429, 501, 503),
   },
 };
 
@@ -53,7 +55,9 @@ const view = {
   params: messageParams,
   querystring: {
     type: 'object',
+    additionalProperties: false,
     properties: {
+      backend,
       images: {
         type: 'string',
         enum: ['blocked', 'remote'],
@@ -109,6 +113,7 @@ const raw = {
   summary: 'The message exactly as stored (message/rfc822)',
   security,
   params: messageParams,
+  querystring: backendQuery,
   produces: ['message/rfc822'],
   response: {
     200: { description: 'raw RFC 5322 bytes', type: 'string', format: 'binary' },
@@ -130,6 +135,7 @@ const attachment = {
       part: { type: 'string', pattern: '^[0-9]{1,4}(\\.[0-9]{1,4}){0,49}(\\.uu[0-9]{1,4})?$' },
     },
   },
+  querystring: backendQuery,
   response: {
     200: { description: 'the decoded part', type: 'string', format: 'binary' },
     ...errorsFor(400, 401, 404, 501, 503),

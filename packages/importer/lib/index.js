@@ -5,6 +5,7 @@ const { deriveRow } = require('./derive');
 const { fromLineDate, mailboxForMboxFile } = require('./sources');
 const { exportMbox, exportMh, exportMaildir } = require('./export');
 const { verifySource } = require('./verify');
+const { listQuarantine } = require('./quarantine');
 
 module.exports = {
   runImport,
@@ -15,4 +16,5 @@ module.exports = {
   exportMh,
   exportMaildir,
   verifySource,
+  listQuarantine,
 };

@@ -1,7 +1,7 @@
 'use strict';
 
-const { openDatabase, errors } = require('@mailgate/core');
-const { PgStore } = require('@mailgate/store');
+const { errors } = require('@mailgate/core');
+const { createMailService } = require('@mailgate/service');
 
 /*
  * What every command module gets: configuration, logger, the output contract and the exit
@@ -13,7 +13,9 @@ const { PgStore } = require('@mailgate/store');
  * @typedef {object} CliContext
  * @property {object} config loadConfig() result
  * @property {import('pino').Logger} log
- * @property {<T>(fn: (store: PgStore, db: object) => Promise<T>, opts?: object) => Promise<T>} withStore
+ * @property {<T>(fn: (service: import('@mailgate/service').MailService) => Promise<T>) => Promise<T>} withService
+ *   the mail service for the command's duration: backends only through its openBackend
+ * @property {<T>(kind: string, user: string, fn: (backend: object) => Promise<T>) => Promise<T>} withBackend
  * @property {(json: boolean, obj: object, human: (o: object) => void) => void} out
  * @property {(code: number, failure?: {code: string, message: string}) => void} setExit exit
  *   code when the command ends without throwing, and the coded verdict printed on stderr
@@ -32,13 +34,25 @@ function createContext(config, log) {
   return {
     config,
     log,
-    async withStore(fn, opts = {}) {
-      const db = await openDatabase(config, opts);
+    async withService(fn) {
+      // No background purge: CLI commands expunge nothing, and a short-lived process should
+      // not start sweeping other mailboxes.
+      const service = await createMailService({ config, logger: log, purge: false });
       try {
-        return await fn(new PgStore(db.knex), db);
+        return await fn(service);
       } finally {
-        await db.close();
+        await service.close();
       }
+    },
+    withBackend(kind, user, fn) {
+      return this.withService(async (service) => {
+        const be = await service.openBackend(kind, user);
+        try {
+          return await fn(be);
+        } finally {
+          await be.close();
+        }
+      });
     },
     out(json, obj, human) {
       if (json) process.stdout.write(JSON.stringify(obj) + '\n');

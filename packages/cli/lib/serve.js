@@ -70,14 +70,13 @@ function onShutdown(log, close) {
 
 /**
  * Creates a bearer token for a user.
- * @param {object} store PgStore
+ * @param {import('@mailgate/service').MailService} service
  * @param {string} name
  * @param {{ttlDays?: number}} [opts]
  */
-async function createToken(store, name, opts = {}) {
-  const user = await store.getUser(name);
+async function createToken(service, name, opts = {}) {
   const ttlSeconds = opts.ttlDays ? Math.round(opts.ttlDays * 86400) : undefined;
-  const t = await store.createToken(user.id, { ttlSeconds, label: 'cli' });
+  const t = await service.users.createToken(name, { ttlSeconds, label: 'cli' });
   return { user: name, token: t.token, expiresAt: t.expiresAt };
 }
 
@@ -94,7 +93,7 @@ async function serveDemo({ config, log, user, noServe }) {
     return false;
   }
   const srv = await serve(config, log);
-  const t = await createToken(srv.app.store, user, { ttlDays: 1 });
+  const t = await createToken(srv.app.mailService, user, { ttlDays: 1 });
   const h = `-H 'Authorization: Bearer ${t.token}'`;
   const api = `${srv.url}/api/v1`;
   process.stdout.write(

@@ -20,7 +20,7 @@ function register(program, ctx) {
     .option('--user <user>', 'demo user', 'demo')
     .option('--no-serve', 'do not start the HTTP API afterwards (it only starts on a terminal)')
     .action(async (o) => {
-      await ctx.withStore((store) => demo({ store, user: o.user, config, log }));
+      await ctx.withService((service) => demo({ service, user: o.user, config, log }));
       await serveDemo({ config, log, user: o.user, noServe: !o.serve });
     });
 }

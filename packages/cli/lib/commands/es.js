@@ -14,17 +14,8 @@ const { positiveInt } = require('../context');
  * @param {import('../context').CliContext} ctx
  */
 function register(program, ctx) {
-  const { config, log } = ctx;
-  const withMirror = (fn) =>
-    ctx.withStore(async (store) => {
-      if (!config.elasticsearchUrl) throw new errors.ES_NOT_CONFIGURED();
-      const m = es.openMirror(config, store.knex, { log });
-      try {
-        return await fn(m, store);
-      } finally {
-        await m.close();
-      }
-    });
+  // The service owns the mirror (and closes it): ES_NOT_CONFIGURED without ELASTICSEARCH_URL.
+  const withMirror = (fn) => ctx.withService((service) => fn(service.openMirror(), service));
   const cmd = program
     .command('es')
     .description('the Elasticsearch mirror (needs ELASTICSEARCH_URL; see packages/es/README.md)');
@@ -70,8 +61,8 @@ function register(program, ctx) {
     .option('--user <user>', 'only this user')
     .option('--json')
     .action(async (o) => {
-      const r = await withMirror(async (m, store) => {
-        if (o.user) await store.getUser(o.user);
+      const r = await withMirror(async (m, service) => {
+        if (o.user) await service.users.get(o.user);
         return es.reindex(m, { user: o.user });
       });
       ctx.out(o.json, r, (x) => {
@@ -89,8 +80,8 @@ function register(program, ctx) {
     .option('--user <user>', 'only this user')
     .option('--json')
     .action(async (o) => {
-      const r = await withMirror(async (m, store) => {
-        if (o.user) await store.getUser(o.user);
+      const r = await withMirror(async (m, service) => {
+        if (o.user) await service.users.get(o.user);
         return es.verify(m, { user: o.user });
       });
       ctx.out(o.json, r, (x) => {
@@ -120,22 +111,4 @@ function register(program, ctx) {
     });
 }
 
-/**
- * `mailgate search --backend es`: the same result as store.search, answered by ES.
- * @param {object} config
- * @param {import('@mailgate/store').PgStore} store
- * @param {number} userId
- * @param {string} query
- * @param {{mailboxId?: number}} opts
- */
-async function searchEs(config, store, userId, query, opts) {
-  if (!config.elasticsearchUrl) throw new errors.ES_NOT_CONFIGURED();
-  const m = es.openMirror(config, store.knex);
-  try {
-    return await es.searchEs(m, userId, query, opts);
-  } finally {
-    await m.close();
-  }
-}
-
-module.exports = { register, searchEs };
+module.exports = { register };

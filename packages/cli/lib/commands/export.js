@@ -27,7 +27,9 @@ function register(program, ctx) {
     )
     .option('--json')
     .action(async (o) => {
-      const r = await ctx.withStore((store) => importer.exportMbox({ store, ...o }));
+      const r = await ctx.withService((service) =>
+        importer.exportMbox({ store: service.store, ...o }),
+      );
       ctx.out(o.json, r, (x) =>
         process.stderr.write(`wrote ${x.messages} messages (${x.bytes} bytes) to ${x.out}\n`),
       );
@@ -45,7 +47,7 @@ function register(program, ctx) {
       .option('--json')
       .action(async (o) => {
         const fn = kind === 'mh' ? importer.exportMh : importer.exportMaildir;
-        const r = await ctx.withStore((store) => fn({ store, ...o }));
+        const r = await ctx.withService((service) => fn({ store: service.store, ...o }));
         ctx.out(o.json, r, (x) =>
           process.stderr.write(
             `wrote ${x.messages} messages in ${x.mailboxes} mailboxes to ${x.out}\n`,

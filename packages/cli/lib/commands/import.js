@@ -92,9 +92,9 @@ async function runImportCommand(ctx, kind, paths, o) {
   process.on('SIGINT', onSig);
   process.on('SIGTERM', onSig);
   try {
-    const report = await ctx.withStore((store) =>
+    const report = await ctx.withService((service) =>
       importer.runImport({
-        store,
+        store: service.store,
         kind,
         paths: Array.isArray(paths) ? paths : [paths],
         user: o.user,

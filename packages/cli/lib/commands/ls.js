@@ -4,7 +4,7 @@ const { printTable } = require('../format');
 const { positiveInt } = require('../context');
 
 /*
- * `mailgate ls`: a user's mailboxes, or one mailbox's header rows.
+ * `mailgate ls`: a user's mailboxes, or one mailbox's header rows (the pg backend).
  */
 
 /**
@@ -20,23 +20,21 @@ function register(program, ctx) {
     .option('--mailbox <name>')
     .option('--limit <n>', 'header rows to show', positiveInt('--limit'))
     .option('--json')
-    .action(async (o) => {
-      await ctx.withStore(async (store) => {
-        const user = await store.getUser(o.user);
+    .action((o) =>
+      ctx.withBackend('pg', o.user, async (be) => {
         if (!o.mailbox) {
-          const boxes = await store.listMailboxes(user.id);
+          const boxes = await be.listMailboxes();
           ctx.out(o.json, { user: o.user, mailboxes: boxes }, (x) =>
             printTable(x.mailboxes, ['name', 'total', 'unseen', 'uidvalidity', 'uidnext']),
           );
           return;
         }
-        const mb = await store.getMailbox(user.id, o.mailbox);
-        const rows = await store.scanHeaders(user.id, mb.id, { limit: o.limit });
+        const { rows } = await be.scan(o.mailbox, { limit: o.limit });
         ctx.out(o.json, { user: o.user, mailbox: o.mailbox, messages: rows }, (x) =>
           printTable(x.messages.map(tableRow), ['uid', 'date', 'from', 'subject', 'size', 'flags']),
         );
-      });
-    });
+      }),
+    );
 }
 
 function tableRow(r) {

@@ -1,5 +1,6 @@
 'use strict';
 
+const importer = require('@mailgate/importer');
 const { printTable } = require('../format');
 
 /*
@@ -17,15 +18,14 @@ function register(program, ctx) {
     .description('list messages that could not be imported, with the reason')
     .requiredOption('--user <user>')
     .option('--json')
-    .action(async (o) => {
-      await ctx.withStore(async (store) => {
-        const user = await store.getUser(o.user);
-        const rows = await store.listQuarantine(user.id);
+    .action((o) =>
+      ctx.withService(async (service) => {
+        const rows = await importer.listQuarantine({ store: service.store, user: o.user });
         ctx.out(o.json, { total: rows.length, quarantine: rows }, (x) =>
           printTable(x.quarantine, ['id', 'source', 'position', 'reason', 'detail']),
         );
-      });
-    });
+      }),
+    );
 }
 
 module.exports = { register };

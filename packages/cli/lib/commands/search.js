@@ -1,11 +1,11 @@
 'use strict';
 
 const { Option } = require('commander');
-const legacy = require('@mailgate/legacy');
-const { searchEs } = require('./es');
+const { KINDS } = require('@mailgate/service');
 
 /*
- * `mailgate search QUERY`: the query language on one backend; output {total, uids, mailboxes}.
+ * `mailgate search QUERY`: the query language on one backend (openBackend(kind, user));
+ * output {total, uids, mailboxes:[{mailbox, uids}]}, uids in mailbox then uid order.
  */
 
 /**
@@ -28,66 +28,30 @@ function register(program, ctx) {
     .requiredOption('--user <user>')
     .option('--mailbox <name>')
     .addOption(
-      new Option('--backend <backend>')
-        .choices(['pg', 'es', 'mbox', 'maildir', 'imap'])
+      new Option(
+        '--backend <backend>',
+        'pg (default), es (the mirror), or the legacy files / upstream IMAP',
+      )
+        .choices(KINDS)
         .default('pg'),
     )
     .option('--json')
-    .action(async (terms, o) => {
-      const query = terms.join(' ');
-      const result = legacy.LEGACY_BACKENDS.includes(o.backend)
-        ? await searchLegacy(ctx, query, o)
-        : await searchStore(ctx, query, o);
-      ctx.out(o.json, result, (x) => {
-        process.stdout.write(`${x.total} matching messages\n`);
-        for (const m of x.mailboxes) process.stdout.write(`  ${m.mailbox}: ${m.uids.join(' ')}\n`);
-      });
-    });
-}
-
-// The flat-file paths answer from the files / the upstream server, not from the store.
-async function searchLegacy(ctx, query, o) {
-  const backend = legacy.openBackend(ctx.config.home, o.user, o.backend);
-  try {
-    const r = await backend.search(query, { mailbox: o.mailbox });
-    return resultOf(
-      r.total,
-      r.hits.map((h) => [h.mailbox, h.uid]),
+    .action((terms, o) =>
+      ctx.withBackend(o.backend, o.user, async (be) => {
+        // limit 0: the hits (total, uids per mailbox) without their header rows.
+        const r = await be.search(terms.join(' '), { mailbox: o.mailbox, limit: 0 });
+        const result = {
+          total: r.total,
+          uids: r.mailboxes.flatMap((m) => m.uids),
+          mailboxes: r.mailboxes,
+        };
+        ctx.out(o.json, result, (x) => {
+          process.stdout.write(`${x.total} matching messages\n`);
+          for (const m of x.mailboxes)
+            process.stdout.write(`  ${m.mailbox}: ${m.uids.join(' ')}\n`);
+        });
+      }),
     );
-  } finally {
-    await legacy.closeBackends();
-  }
-}
-
-async function searchStore(ctx, query, o) {
-  return ctx.withStore(async (store) => {
-    const user = await store.getUser(o.user);
-    let mailboxId;
-    if (o.mailbox) mailboxId = (await store.getMailbox(user.id, o.mailbox)).id;
-    const r =
-      o.backend === 'es'
-        ? await searchEs(ctx.config, store, user.id, query, { mailboxId })
-        : await store.search(user.id, query, { mailboxId });
-    const boxes = await store.knex('mailboxes').where({ user_id: user.id }).select('id', 'name');
-    const names = new Map(boxes.map((b) => [b.id, b.name]));
-    return resultOf(
-      r.total,
-      r.hits.map((h) => [names.get(h.mailboxId), h.uid]),
-    );
-  });
-}
-
-function resultOf(total, hits) {
-  const per = new Map();
-  for (const [mailbox, uid] of hits) {
-    if (!per.has(mailbox)) per.set(mailbox, []);
-    per.get(mailbox).push(uid);
-  }
-  return {
-    total,
-    uids: hits.map((h) => h[1]),
-    mailboxes: [...per].map(([mailbox, uids]) => ({ mailbox, uids })),
-  };
 }
 
 module.exports = { register };

@@ -21,7 +21,9 @@ function register(program, ctx) {
     .option('--ttl-days <n>', 'lifetime in days (default 30)', positiveInt('--ttl-days'))
     .option('--json')
     .action(async (name, o) => {
-      const t = await ctx.withStore((store) => createToken(store, name, { ttlDays: o.ttlDays }));
+      const t = await ctx.withService((service) =>
+        createToken(service, name, { ttlDays: o.ttlDays }),
+      );
       ctx.out(o.json, t, (x) => process.stdout.write(`${x.token}\n`));
     });
 }

@@ -1,6 +1,6 @@
 'use strict';
 
-const { errors, hashPassword } = require('@mailgate/core');
+const { errors } = require('@mailgate/core');
 
 /*
  * `mailgate user add`: users of the API and IMAP server; passwords only via the environment.
@@ -21,13 +21,13 @@ function register(program, ctx) {
     .option('--password-env <VAR>')
     .option('--json')
     .action(async (name, o) => {
-      let passwordHash = null;
+      let password;
       if (o.passwordEnv) {
-        const pw = process.env[o.passwordEnv];
-        if (!pw) throw new errors.USAGE(`environment variable ${o.passwordEnv} is empty or unset`);
-        passwordHash = await hashPassword(pw);
+        password = process.env[o.passwordEnv];
+        if (!password)
+          throw new errors.USAGE(`environment variable ${o.passwordEnv} is empty or unset`);
       }
-      const user = await ctx.withStore((store) => store.createUser(name, { passwordHash }));
+      const user = await ctx.withService((service) => service.users.create(name, { password }));
       ctx.out(o.json, { id: user.id, name: user.name }, (u) =>
         process.stderr.write(`created user ${u.name}\n`),
       );

@@ -26,8 +26,8 @@ function register(program, ctx) {
     .option('--mailbox <name>', 'mbox: mailbox the file was imported into')
     .option('--json')
     .action(async (kind, p, o) => {
-      const r = await ctx.withStore((store) =>
-        importer.verifySource({ store, kind, path: p, ...o }),
+      const r = await ctx.withService((service) =>
+        importer.verifySource({ store: service.store, kind, path: p, ...o }),
       );
       ctx.out(o.json, r, (x) => {
         process.stderr.write(

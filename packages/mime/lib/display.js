@@ -8,7 +8,7 @@
 const sanitize = require('sanitize-html');
 const { parseMessage, findPart, checkMessage, splitMultipart, entityInfo } = require('./parse');
 const { checkDeadline } = require('./parse');
-const { splitHeader, rawToUnicode, decodeWords } = require('./header');
+const { splitHeader } = require('./header');
 const { decodeTransfer, htmlToText, findUuencoded } = require('./body');
 const { cleanText, decodeBytes } = require('./charset');
 
@@ -247,11 +247,9 @@ function buildView(raw, opts = {}) {
     maxBytes: Infinity,
     maxBodyText: 1,
     timeBudgetMs: opts.timeBudgetMs,
+    keepHeaders: true,
   });
-  const headers = top.fields.map((f) => ({
-    key: f.name,
-    value: cleanText(decodeWords(rawToUnicode(f.value))),
-  }));
+  const headers = own.headers;
   const walker = new BodyWalker(deadline);
   const bodies = walker.walk(entityInfo(top.fields, 'text/plain'), buf.subarray(top.bodyStart), 0);
   const byCid = new Map();

@@ -517,6 +517,8 @@ function checkMessage(raw, maxBytes, allowFromLine = false) {
  *   instead of rejecting the input as 'no-header' (warning 'mbox-from-line')
  * @param {number} [opts.timeBudgetMs] past this many ms → MessageParseError 'too-complex'
  *   (checked between parts and header fields; default: no limit)
+ * @param {boolean} [opts.keepHeaders=false] also return `headers`: every field decoded,
+ *   `[{key, value}]` in order (the message view shows them)
  * @returns {ParsedMessage}
  */
 function parseMessage(raw, opts = {}) {
@@ -546,6 +548,7 @@ function parseMessage(raw, opts = {}) {
   let bcc = null;
   let replyTo = null;
   let headerText = '';
+  const headers = opts.keepHeaders ? [] : null;
 
   for (let fi = 0; fi < top.fields.length; fi++) {
     const f = top.fields[fi];
@@ -553,6 +556,7 @@ function parseMessage(raw, opts = {}) {
     const uni = rawToUnicode(f.value);
     const decoded = cleanText(decodeWords(uni));
     headerText += f.name + ': ' + decoded + '\n';
+    if (headers) headers.push({ key: f.name, value: decoded });
     switch (f.key) {
       case 'subject':
         if (subject === null) subject = decoded;
@@ -634,6 +638,7 @@ function parseMessage(raw, opts = {}) {
     contentType: info.type,
     size: checked.size,
     warnings: w.warnings,
+    ...(headers ? { headers } : {}),
   };
 }
 

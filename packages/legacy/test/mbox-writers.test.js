@@ -23,7 +23,7 @@ const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-writers-'));
 fs.chmodSync(home, 0o755); // Dovecot's auth process (user dovecot) reads the instance below
 process.env.MAILGATE_HOME = home;
 process.env.MAILGATE_MBOX_LOCK_WAIT_MS = '4000';
-const { addLegacyUser } = require('..');
+const { addLegacyUser, MboxBackend, lockMailbox } = require('..');
 const { readEntries } = require('../lib/mbox');
 const { normalized } = require('../lib/mbox-journal');
 const { setup, req } = require('../../api/test/helpers');
@@ -75,6 +75,13 @@ function expectState(found, expected, gone) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A pid that is not running on this host (a process that has just exited). */
+function deadPid() {
+  return spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+    encoding: 'utf8',
+  }).stdout.trim();
+}
 
 function procmailDeliver(rc, raw) {
   return new Promise((resolve, reject) => {
@@ -222,4 +229,157 @@ d('mbox next to dovecot-lda and procmail', () => {
     for (let r = 0; r < 4; r++) await round(26, (raw) => procmailDeliver(rc, raw), file, r);
     addLegacyUser(home, 'alice', { mboxDir: path.dirname(inbox) });
   }, 120000);
+
+  test('SIGKILL of a rewrite while dovecot-lda delivers loses neither side', async () => {
+    const dir = path.dirname(inbox);
+    const big = path.join(dir, 'big');
+    const base = Array.from({ length: 1000 }, () => mail('big'));
+    // 20% flagged \Deleted in the file already: the killed child expunges them.
+    const victims = new Set(base.filter((_, i) => i % 5 === 1).map((m) => m.id));
+    const src = Buffer.from(
+      mboxOf(
+        base.map((m) =>
+          victims.has(m.id) ? Buffer.concat([Buffer.from('X-Status: D\n'), m.raw]) : m.raw,
+        ),
+      ),
+    );
+    const child = `
+      const { MboxBackend } = require(${JSON.stringify(path.resolve(__dirname, '..'))});
+      const b = new MboxBackend(process.argv[1]);
+      process.stdout.write('go');
+      b.expunge('big').then(() => process.stdout.write(' done'));`;
+    const outcomes = { old: 0, new: 0 };
+    let fullMs = null;
+    // Run 0 is not killed: it measures the expunge, over which the kills of runs 1-4 spread.
+    for (let run = 0; run < 5; run++) {
+      fs.writeFileSync(big, src);
+      fs.chownSync(big, dovecot.MAIL_UID, dovecot.MAIL_UID);
+      const ino = fs.statSync(big).ino;
+      const arrival = mail('arrival');
+      const proc = spawn(process.execPath, ['-e', child, dir], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      const exited = new Promise((r) => proc.on('exit', r));
+      await new Promise((r) => proc.stdout.once('data', r));
+      const t0 = Date.now();
+      // Odd runs: killed at a random instant; even runs: right after the journal is committed,
+      // in the window where the mailbox is cut short and being rewritten.
+      const killAt = run % 2 ? Math.floor(Math.random() * fullMs * 1.1) : fullMs / 4;
+      if (run % 2) setTimeout(() => proc.kill('SIGKILL'), killAt);
+      else if (run) {
+        const journal = path.join(dir, '.big.mailgate-journal.lock');
+        (function poll() {
+          if (fs.existsSync(journal)) proc.kill('SIGKILL');
+          else if (proc.exitCode === null && !proc.signalCode) setImmediate(poll);
+        })();
+      }
+      // The delivery starts while the child holds the locks; it waits, then breaks the dead
+      // child's dotlock (pid:host) and appends to the same inode.
+      await sleep(run ? Math.floor(killAt / 2) : 5);
+      await dovecot.deliver(inst.dir, arrival.raw, { mailbox: 'big' });
+      await exited;
+      if (!run) fullMs = Date.now() - t0;
+      const found = new Map();
+      for await (const e of new MboxBackend(dir).entries('big')) {
+        const id = idOf(e.raw);
+        expect(found.has(id)).toBe(false);
+        found.set(id, normalized(e.raw));
+      }
+      expect(fs.statSync(big).ino).toBe(ino);
+      expect(found.get(arrival.id).equals(normalized(arrival.raw))).toBe(true);
+      const state = found.has([...victims][0]) ? 'old' : 'new';
+      outcomes[state]++;
+      for (const m of base) {
+        if (state === 'new' && victims.has(m.id)) expect(found.has(m.id)).toBe(false);
+        else expect(found.get(m.id).equals(normalized(m.raw))).toBe(true);
+      }
+      expect(found.size).toBe(base.length + 1 - (state === 'new' ? victims.size : 0));
+      expect(fs.readdirSync(dir).filter((n) => /mailgate/.test(n))).toEqual([]);
+    }
+    console.log(`kill during delivery (expunge ${fullMs} ms): ${JSON.stringify(outcomes)}`);
+  }, 60000);
+
+  test('lock interop: stale locks of either side are broken, live ones waited for', async () => {
+    const lockPath = `${inbox}.lock`;
+    const host = os.hostname();
+    // A dead Dovecot's lock ("pid:host", Dovecot's own format) is broken by mailgate at once.
+    fs.writeFileSync(lockPath, `${deadPid()}:${host}`);
+    let t0 = Date.now();
+    const r = await api('POST', 'flags', { uids: [1], add: ['$Interop'] });
+    expect(r.statusCode).toBe(200);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(fs.existsSync(lockPath)).toBe(false);
+
+    // A killed mailgate's lock is broken by dovecot-lda at once (not after its 2-minute
+    // mbox_dotlock_change_timeout).
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require(${JSON.stringify(path.resolve(__dirname, '..'))})
+          .lockMailbox(process.argv[1]).then(() => process.stdout.write('held'));
+         setInterval(() => {}, 1000);`,
+        inbox,
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    await new Promise((res) => holder.stdout.once('data', res));
+    expect(fs.readFileSync(lockPath, 'latin1')).toBe(`${holder.pid}:${host}`);
+    holder.kill('SIGKILL');
+    await new Promise((res) => holder.on('exit', res));
+    const m1 = mail('interop');
+    t0 = Date.now();
+    await dovecot.deliver(inst.dir, m1.raw);
+    expect(Date.now() - t0).toBeLessThan(5000);
+
+    // A live mailgate lock is waited for by dovecot-lda.
+    const held = await lockMailbox(inbox);
+    const m2 = mail('interop');
+    t0 = Date.now();
+    const delivery = dovecot.deliver(inst.dir, m2.raw);
+    await sleep(1500);
+    await held.release();
+    await delivery;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
+
+    // A live lock of another writer is waited for by mailgate...
+    const sleeper = spawn('sleep', ['30']);
+    fs.writeFileSync(lockPath, `${sleeper.pid}:${host}`);
+    t0 = Date.now();
+    setTimeout(() => fs.rmSync(lockPath, { force: true }), 1500);
+    const w = await api('POST', 'flags', { uids: [1], add: ['$Waited'] });
+    expect(w.statusCode).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
+
+    // ...and one held beyond the wait answers MAILBOX_LOCKED, well before the request timeout.
+    fs.writeFileSync(lockPath, `${sleeper.pid}:${host}`);
+    t0 = Date.now();
+    const locked = await api('POST', 'flags', { uids: [1], add: ['$Never'] });
+    const waited = Date.now() - t0;
+    sleeper.kill();
+    fs.rmSync(lockPath, { force: true });
+    expect(locked.statusCode).toBe(503);
+    expect(locked.json().error.code).toBe('MAILBOX_LOCKED');
+    expect(locked.json().error.message).not.toContain(inbox); // no path in the answer
+    expect(waited).toBeLessThan(10000);
+    stats.lockedAnswers++;
+
+    const found = await contents(inbox);
+    expect(found.get(m1.id).content.equals(normalized(m1.raw))).toBe(true);
+    expect(found.get(m2.id).content.equals(normalized(m2.raw))).toBe(true);
+  }, 60000);
+
+  test('a file that is not an mbox is skipped, with a reason logged (17.6)', async () => {
+    const notes = path.join(path.dirname(inbox), 'notes.txt');
+    fs.writeFileSync(notes, 'shopping list\nmilk\n');
+    const one = await req(t.app, token, {
+      url: '/api/v1/mailboxes/notes.txt/messages?backend=mbox',
+    });
+    expect(one.statusCode).toBe(404);
+    expect(one.json().error.code).toBe('MAILBOX_NOT_FOUND');
+    const s = await req(t.app, token, { url: '/api/v1/search?backend=mbox&q=subject:base' });
+    expect(s.statusCode).toBe(200);
+    expect(s.json().total).toBeGreaterThan(0);
+    fs.rmSync(notes);
+  });
 });

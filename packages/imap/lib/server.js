@@ -36,6 +36,7 @@ class ImapServer {
    * @param {Partial<typeof DEFAULTS>} [opts.limits]
    * @param {{key: Buffer|string, cert: Buffer|string}|null} [opts.tls] enables STARTTLS
    * @param {string} [opts.backendKind] 'pg' unless a test says otherwise
+   * @param {boolean} [opts.trustLoopback] plaintext LOGIN on loopback (default true)
    */
   constructor(opts) {
     this.service = opts.service;
@@ -44,6 +45,10 @@ class ImapServer {
     this.verify = opts.verifyPassword || defaultVerify(opts.service);
     this.limiter = opts.limiter || new LoginLimiter();
     this.backendKind = opts.backendKind || 'pg';
+    // Loopback counts as private (plaintext LOGIN allowed) unless told otherwise (tests of
+    // what a networked client sees).
+    this.trustLoopback = opts.trustLoopback !== false;
+    this.tlsOptions = opts.tls || null;
     this.tlsContext = opts.tls ? tls.createSecureContext(opts.tls) : null;
     this.sessions = new Set();
     this.perUser = new Map();
@@ -62,7 +67,7 @@ class ImapServer {
     const implicit = Boolean(o.implicitTls);
     if (implicit && !this.tlsContext) throw new Error('implicit TLS needs a certificate');
     const srv = implicit
-      ? tls.createServer({ secureContext: this.tlsContext }, (s) => this.accept(s, true))
+      ? tls.createServer({ ...this.tlsOptions }, (s) => this.accept(s, true))
       : net.createServer((s) => this.accept(s, false));
     srv.on('error', (err) => this.log.error({ err: err.message }, 'imap listener error'));
     await new Promise((resolve, reject) => {

@@ -56,6 +56,7 @@ class Session {
   /** Loopback or TLS: where plaintext passwords may be sent (RFC 3501 6.2.3 LOGINDISABLED). */
   get privacyOk() {
     if (this.secure) return true;
+    if (!this.server.trustLoopback) return false;
     const a = this.socket.remoteAddress || '';
     return a === '127.0.0.1' || a === '::1' || a === '::ffff:127.0.0.1';
   }

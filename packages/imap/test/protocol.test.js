@@ -267,3 +267,105 @@ test('the failed-login limiter of @mailgate/core refuses after too many failures
     await strict.close();
   }
 });
+
+describe('TLS', () => {
+  const { execFileSync } = require('node:child_process');
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const tls = require('node:tls');
+  let dir;
+  let key;
+  let cert;
+  let hasOpenssl = true;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-imap-tls-'));
+    try {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-keyout',
+          path.join(dir, 'key.pem'),
+          '-out',
+          path.join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+      key = fs.readFileSync(path.join(dir, 'key.pem'));
+      cert = fs.readFileSync(path.join(dir, 'cert.pem'));
+    } catch {
+      hasOpenssl = false;
+      console.log('skipping TLS tests: openssl is not installed');
+    }
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('off loopback: LOGINDISABLED until STARTTLS, then LOGIN works inside TLS', async () => {
+    if (!hasOpenssl) return;
+    // Treat loopback like a remote address: what a client on the network sees.
+    const remote = createImapServer({ service, tls: { key, cert }, trustLoopback: false });
+    const { port: p } = await remote.listen({ port: 0 });
+    try {
+      const c = await RawClient.connect(p);
+      const caps = await c.cmd('a1', 'CAPABILITY');
+      expect(caps).toMatch(/STARTTLS/);
+      expect(caps).toMatch(/LOGINDISABLED/);
+      expect(caps).not.toMatch(/AUTH=PLAIN/);
+      expect(await c.cmd('a2', 'LOGIN alice "secret one"')).toMatch(/^a2 NO \[PRIVACYREQUIRED\]/m);
+      const ir = Buffer.from('\0alice\0secret one').toString('base64');
+      expect(await c.cmd('a3', `AUTHENTICATE PLAIN ${ir}`)).toMatch(/^a3 NO \[PRIVACYREQUIRED\]/m);
+      // Bytes pipelined after STARTTLS are dropped, not run inside TLS.
+      c.write('a4 STARTTLS\r\na5 LOGIN alice "secret one"\r\n');
+      await c.waitFor(/^a4 OK[^\r]*\r\n/m);
+      c.socket.removeAllListeners('data');
+      const secure = tls.connect({ socket: c.socket, rejectUnauthorized: false });
+      await new Promise((resolve) => secure.once('secureConnect', resolve));
+      let got = '';
+      secure.on('data', (d) => (got += d.toString('latin1')));
+      const until = async (re) => {
+        for (let i = 0; i < 200 && !re.test(got); i++) await new Promise((r) => setTimeout(r, 10));
+        return got;
+      };
+      secure.write('b1 CAPABILITY\r\n');
+      await until(/^b1 OK/m);
+      expect(got).not.toMatch(/^a5 /m);
+      expect(got).not.toMatch(/STARTTLS|LOGINDISABLED/);
+      expect(got).toMatch(/AUTH=PLAIN/);
+      secure.write('b2 LOGIN alice "secret one"\r\n');
+      expect(await until(/^b2 (OK|NO|BAD)/m)).toMatch(/^b2 OK/m);
+      secure.destroy();
+    } finally {
+      await remote.close();
+    }
+  });
+
+  test('implicit TLS port', async () => {
+    if (!hasOpenssl) return;
+    const s = createImapServer({ service, tls: { key, cert }, trustLoopback: false });
+    const { port: p } = await s.listen({ port: 0, implicitTls: true });
+    try {
+      const c = new ImapFlow({
+        host: '127.0.0.1',
+        port: p,
+        secure: true,
+        tls: { rejectUnauthorized: false },
+        auth: { user: 'alice', pass: 'secret one' },
+        logger: false,
+      });
+      await c.connect();
+      expect((await c.status('INBOX', { messages: true })).messages).toBeGreaterThanOrEqual(0);
+      await c.logout();
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -11,6 +11,7 @@ const {
   checkMailboxes,
   perMailbox,
   pageHits,
+  searchOrder,
 } = require('./paging');
 
 /*
@@ -117,8 +118,20 @@ class LegacyBackend extends MailBackend {
     if (opts.mailbox != null && !(await this.names()).includes(opts.mailbox)) {
       throw new errors.MAILBOX_NOT_FOUND(opts.mailbox);
     }
+    const { sort, desc } = searchOrder(opts.order);
+    if (sort && sort !== 'uid') {
+      throw new errors.UNSUPPORTED_OPERATION(this.kind, `search order ${opts.order}`);
+    }
     const r = await this.impl.search(ast, { mailbox: opts.mailbox });
-    const { page, nextCursor } = pageHits(r.hits, opts);
+    // order=uid/-uid: by uid across mailboxes (the files know no other order cheaply).
+    const hits = sort
+      ? [...r.hits].sort((a, b) =>
+          desc
+            ? b.uid - a.uid || (a.mailbox < b.mailbox ? 1 : -1)
+            : a.uid - b.uid || (a.mailbox < b.mailbox ? -1 : 1),
+        )
+      : r.hits;
+    const { page, nextCursor } = pageHits(hits, { ...opts, order: sort ? 'asc' : opts.order });
     const rows = [];
     for (const mailbox of new Set(page.map((h) => h.mailbox))) {
       const want = new Set(page.filter((h) => h.mailbox === mailbox).map((h) => h.uid));

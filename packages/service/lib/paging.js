@@ -87,18 +87,52 @@ function perMailbox(hits) {
   return [...per].map(([mailbox, uids]) => ({ mailbox, uids }));
 }
 
+/** Search orders: `asc`/`desc` (mailbox, then uid) or a sort key, `-` first for descending. */
+const SEARCH_SORTS = Object.freeze(['date', 'uid', 'from', 'subject', 'size']);
+
 /**
- * Search paging over the full hit list: the page `[offset, offset+limit)` and its cursor.
- * @param {Array<{mailbox: string, uid: number}>} hits
+ * A search's `order` as {sort, desc}; sort null for the plain mailbox-then-uid order.
+ * @param {string} [order] asc | desc | date | -date | uid | -uid | from | -from | subject | -subject | size | -size
+ * @returns {{sort: string|null, desc: boolean}}
+ */
+function searchOrder(order) {
+  if (order == null || order === '' || order === 'asc') return { sort: null, desc: false };
+  if (order === 'desc') return { sort: null, desc: true };
+  const desc = order.startsWith('-');
+  const sort = desc ? order.slice(1) : order;
+  if (!SEARCH_SORTS.includes(sort)) {
+    throw new errors.INVALID_INPUT(
+      `order must be one of ${SEARCH_SORTS.join(', ')} (prefix - for descending), asc or desc`,
+    );
+  }
+  return { sort, desc };
+}
+
+/**
+ * One page of ordered hits. The cursor names the last hit shown (mailbox and uid) and its
+ * position: the next page starts right after that hit even when hits before it came or went
+ * in the meantime; only if that very hit is gone does the position decide.
+ * @param {Array<{mailbox: string, uid: number}>} hits in the order to page (see searchOrder)
  * @param {{order?: string, cursor?: string, limit?: number}} opts
  */
 function pageHits(hits, opts) {
   const ordered = opts.order === 'desc' ? [...hits].reverse() : hits;
-  const start = (decodeCursor(opts.cursor) || { offset: 0 }).offset | 0;
+  const at = decodeCursor(opts.cursor);
+  let start = 0;
+  if (at) {
+    const i =
+      at.m !== undefined ? ordered.findIndex((h) => h.mailbox === at.m && h.uid === at.u) : -1;
+    start = i >= 0 ? i + 1 : Number(at.offset ?? at.n) | 0;
+  }
   const limit = opts.limit == null ? 50 : opts.limit;
   const page = ordered.slice(start, start + limit);
   const more = limit > 0 && start + limit < ordered.length;
-  return { ordered, page, nextCursor: more ? encodeCursor({ offset: start + limit }) : null };
+  const last = page[page.length - 1];
+  return {
+    ordered,
+    page,
+    nextCursor: more ? encodeCursor({ m: last.mailbox, u: last.uid, n: start + limit }) : null,
+  };
 }
 
 module.exports = {
@@ -109,4 +143,6 @@ module.exports = {
   checkMailboxes,
   perMailbox,
   pageHits,
+  searchOrder,
+  SEARCH_SORTS,
 };

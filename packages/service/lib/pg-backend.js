@@ -12,6 +12,7 @@ const {
   checkMailboxes,
   perMailbox,
   pageHits,
+  searchOrder,
 } = require('./paging');
 
 /*
@@ -145,8 +146,18 @@ class PgBackend extends MailBackend {
     // pg's store checks this itself; es answers from the mirror, so it is checked here too.
     await checkMailboxes(ast, async () => [...names.values()]);
     const mailboxId = opts.mailbox != null ? await this.mailboxId(opts.mailbox) : undefined;
-    const hits = await this.findHits(ast, mailboxId, names);
-    const { page, nextCursor } = pageHits(hits, opts);
+    const { sort, desc } = searchOrder(opts.order);
+    let hits = await this.findHits(ast, mailboxId, names);
+    if (sort) {
+      // Webmail orders (date, sender …): the store sorts the hits by its columns.
+      const ordered = await this.store.orderHits(
+        this.user.id,
+        hits.map((h) => ({ mailboxId: h.id, uid: h.uid })),
+        { sort, desc },
+      );
+      hits = ordered.map((h) => ({ mailbox: names.get(h.mailboxId), uid: h.uid, id: h.mailboxId }));
+    }
+    const { page, nextCursor } = pageHits(hits, { ...opts, order: sort ? 'asc' : opts.order });
     const rows = page.length
       ? await this.store.headersFor(
           this.user.id,

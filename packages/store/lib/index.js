@@ -18,6 +18,7 @@ Object.assign(
   require('./mirror-ops').mirrorOps,
   require('./tokens').tokenOps,
   require('./import-ops').importOps,
+  require('./search-order').searchOrderOps,
 );
 
 module.exports = {

@@ -5,7 +5,7 @@ const { errorsFor, headerProps, mailboxName, backend, security, MAX_LIMIT } = re
 /** GET /search */
 const search = {
   tags: ['mail'],
-  summary: 'Search with the query language (README "Query language")',
+  summary: 'Search with the query language (README "Query language"), ordered and paged',
   security,
   querystring: {
     type: 'object',
@@ -14,6 +14,31 @@ const search = {
       q: { type: 'string', maxLength: 4096, default: '' },
       mailbox: mailboxName,
       limit: { type: 'integer', minimum: 0, maximum: MAX_LIMIT, default: 50 },
+      order: {
+        type: 'string',
+        enum: [
+          'date',
+          '-date',
+          'uid',
+          '-uid',
+          'from',
+          '-from',
+          'subject',
+          '-subject',
+          'size',
+          '-size',
+        ],
+        description:
+          'rows by Date header, uid, sender name, base subject (without Re:/Fwd:) or size; ' +
+          '`-` first for descending; ties by mailbox and uid. Default: mailbox, then uid. ' +
+          'File backends order by uid only (501 otherwise).',
+      },
+      cursor: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1024,
+        description: "the previous page's `nextCursor` (same q, mailbox and order)",
+      },
       backend,
     },
   },
@@ -36,6 +61,7 @@ const search = {
           type: 'array',
           items: { type: 'object', properties: { mailbox: { type: 'string' }, ...headerProps } },
         },
+        nextCursor: { type: ['string', 'null'], description: 'null on the last page' },
       },
     },
     ...errorsFor(400, 401, 404, 501, 503),

@@ -249,3 +249,166 @@ describe("another user's mailboxes are not found", () => {
     expect(doc.paths['/api/v1/mailboxes/{mailbox}/messages']).toHaveProperty('post');
   });
 });
+
+describe('one-time sign-in links', () => {
+  test('a link token is traded once for a session token, then is worthless', async () => {
+    const u = await t.db.store.getUser('alice');
+    const link = (await t.db.store.createToken(u.id, { ttlSeconds: 900 })).token;
+    const r = await call('POST', '/session/link', { link }, null);
+    expect(r.statusCode).toBe(201);
+    const session = r.json().token;
+    expect(session).not.toBe(link);
+    expect((await call('GET', '/mailboxes', undefined, session)).statusCode).toBe(200);
+    expect(errorOf(await call('GET', '/mailboxes', undefined, link))).toEqual([
+      401,
+      'UNAUTHORIZED',
+    ]);
+    expect(errorOf(await call('POST', '/session/link', { link }, null))).toEqual([
+      401,
+      'UNAUTHORIZED',
+    ]);
+    expect(errorOf(await call('POST', '/session/link', { link: 'mg_nonsense' }, null))).toEqual([
+      401,
+      'UNAUTHORIZED',
+    ]);
+    expect((await call('POST', '/session/link', {}, null)).statusCode).toBe(400);
+  });
+
+  test('two tabs opening the same link: only one gets a session', async () => {
+    const u = await t.db.store.getUser('alice');
+    const link = (await t.db.store.createToken(u.id, { ttlSeconds: 900 })).token;
+    const both = await Promise.all([
+      call('POST', '/session/link', { link }, null),
+      call('POST', '/session/link', { link }, null),
+    ]);
+    expect(both.map((r) => r.statusCode).sort()).toEqual([201, 401]);
+  });
+});
+
+describe('search: total, order, cursor, limit', () => {
+  let carol;
+  beforeAll(async () => {
+    carol = await t.user('carol');
+    await t.mail('carol', 'INBOX', [
+      msg({
+        from: 'Zed <zed@example.org>',
+        subject: 'Re: budget',
+        date: 'Tue, 05 Mar 2002 10:00:00 +0000',
+        body: 'budget '.repeat(50),
+      }),
+      msg({
+        from: 'Amy <amy@example.org>',
+        subject: 'budget plan',
+        date: 'Mon, 04 Mar 2002 10:00:00 +0000',
+      }),
+      msg({
+        from: 'Bob <bob@example.org>',
+        subject: 'Fwd: another budget',
+        date: 'Wed, 06 Mar 2002 10:00:00 +0000',
+        body: 'budget '.repeat(10),
+      }),
+      msg({
+        from: 'Cy <cy@example.org>',
+        subject: 'unrelated',
+        date: 'Thu, 07 Mar 2002 10:00:00 +0000',
+      }),
+    ]);
+    await t.mail('carol', 'Work', [
+      msg({
+        from: 'Dan <dan@example.org>',
+        subject: 'budget review',
+        date: 'Fri, 01 Mar 2002 10:00:00 +0000',
+      }),
+    ]);
+  });
+  const search = async (qs) => {
+    const r = await call('GET', `/search?${qs}`, undefined, carol);
+    expect(r.statusCode).toBe(200);
+    return r.json();
+  };
+  const rows = (b) => b.messages.map((m) => `${m.mailbox}/${m.subject}`);
+
+  test('each order sorts the rows; the total counts every match', async () => {
+    const q = 'q=budget&limit=10';
+    expect((await search(q)).total).toBe(4);
+    expect(rows(await search(`${q}&order=date`))).toEqual([
+      'Work/budget review',
+      'INBOX/budget plan',
+      'INBOX/Re: budget',
+      'INBOX/Fwd: another budget',
+    ]);
+    expect(rows(await search(`${q}&order=-date`))[0]).toBe('INBOX/Fwd: another budget');
+    expect(rows(await search(`${q}&order=from`)).map((x) => x.split('/')[1])).toEqual([
+      'budget plan',
+      'Fwd: another budget',
+      'budget review',
+      'Re: budget',
+    ]);
+    // Base subject: Re:/Fwd: do not count.
+    expect(rows(await search(`${q}&order=subject`))).toEqual([
+      'INBOX/Fwd: another budget',
+      'INBOX/Re: budget',
+      'INBOX/budget plan',
+      'Work/budget review',
+    ]);
+    const bySize = (await search(`${q}&order=-size`)).messages.map((m) => m.size);
+    expect(bySize).toEqual([...bySize].sort((a, b) => b - a));
+    const byUid = (await search(`${q}&order=uid`)).messages.map((m) => m.uid);
+    expect(byUid).toEqual([...byUid].sort((a, b) => a - b));
+  });
+
+  test('pages follow nextCursor to the end, every row once, in order', async () => {
+    const seen = [];
+    let cursor = null;
+    let pages = 0;
+    do {
+      const b = await search(
+        `q=budget&order=-date&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
+      expect(b.total).toBe(4);
+      seen.push(...rows(b));
+      cursor = b.nextCursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(pages).toBe(4);
+    expect(seen).toEqual(rows(await search('q=budget&order=-date&limit=10')));
+  });
+
+  test('a page resumes after its last row even when rows before it went away', async () => {
+    const first = await search('q=budget&order=date&limit=2');
+    expect(rows(first)).toEqual(['Work/budget review', 'INBOX/budget plan']);
+    // The first row leaves the results (moved out of the searched set by deletion).
+    const work = (await call('GET', '/mailboxes/Work/messages', undefined, carol)).json();
+    await call(
+      'POST',
+      '/mailboxes/Work/flags',
+      { uids: [work.messages[0].uid], add: ['\\Deleted'] },
+      carol,
+    );
+    await call('POST', '/mailboxes/Work/expunge', null, carol);
+    const next = await search(
+      `q=budget&order=date&limit=2&cursor=${encodeURIComponent(first.nextCursor)}`,
+    );
+    expect(next.total).toBe(3);
+    expect(rows(next)).toEqual(['INBOX/Re: budget', 'INBOX/Fwd: another budget']);
+    expect(next.nextCursor).toBeNull();
+  });
+
+  test('a bad order or cursor is a coded 400; another user sees none of it', async () => {
+    expect(errorOf(await call('GET', '/search?q=budget&order=colour', undefined, carol))[0]).toBe(
+      400,
+    );
+    expect(errorOf(await call('GET', '/search?q=budget&cursor=%%%', undefined, carol))[0]).toBe(
+      400,
+    );
+    expect(
+      errorOf(await call('GET', '/search?q=budget&cursor=not-a-cursor', undefined, carol)),
+    ).toEqual([400, 'INVALID_CURSOR']);
+    const b = (await call('GET', '/search?q=budget&order=date', undefined, bob)).json();
+    expect(b.total).toBe(0);
+    expect(errorOf(await call('GET', '/search?q=budget&mailbox=Work', undefined, bob))).toEqual([
+      404,
+      'MAILBOX_NOT_FOUND',
+    ]);
+  });
+});

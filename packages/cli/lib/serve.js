@@ -94,6 +94,8 @@ async function serveDemo({ config, log, user, noServe }) {
   }
   const srv = await serve(config, log);
   const t = await createToken(srv.app.mailService, user, { ttlDays: 1 });
+  // The page's sign-in link: a token of its own, valid 15 minutes, traded once by the page.
+  const link = await createToken(srv.app.mailService, user, { ttlDays: 15 / 1440 });
   const h = `-H 'Authorization: Bearer ${t.token}'`;
   const api = `${srv.url}/api/v1`;
   process.stdout.write(
@@ -101,6 +103,8 @@ async function serveDemo({ config, log, user, noServe }) {
       `  curl -s ${h} ${api}/mailboxes\n` +
       `  curl -s ${h} '${api}/mailboxes/INBOX/messages?limit=5&order=-date'\n` +
       `  curl -s ${h} '${api}/search?q=subject:razor%20from:taint.org'\n` +
+      `\nWebmail page: ${srv.url}/\n` +
+      `One-time sign-in link for ${user} (valid 15 minutes): ${srv.url}/#link=${link.token}\n` +
       'Ctrl-C stops the server.\n',
   );
   return true;

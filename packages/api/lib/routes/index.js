@@ -18,4 +18,5 @@ module.exports = [
   require('./transfer'),
   require('./append'),
   require('./changes'),
+  require('./sign-in-link'),
 ];

@@ -89,7 +89,7 @@ export class Api {
         code: `HTTP_${res.status}`,
         message: res.statusText,
       };
-      if (res.status === 401 && path !== '/session') this.setToken(null);
+      if (res.status === 401 && !path.startsWith('/session')) this.setToken(null);
       throw new ApiError(res.status, e.code, e.message);
     }
     return raw ? res : payload;
@@ -97,6 +97,13 @@ export class Api {
 
   async signIn(user, password) {
     const r = await this.request('POST', '/session', { body: { user, password }, backend: null });
+    this.setToken(r.token);
+    return r;
+  }
+
+  /** Trades a one-time sign-in link's token for a session token. */
+  async redeemLink(link) {
+    const r = await this.request('POST', '/session/link', { body: { link }, backend: null });
     this.setToken(r.token);
     return r;
   }

@@ -87,6 +87,8 @@ api.onTiming((t) => {
 async function loadMailboxes() {
   const r = await api.mailboxes();
   state.mailboxes = r.mailboxes;
+  const open = r.mailboxes.find((b) => b.name === state.mailbox);
+  if (open && state.query === null) list.expect(open.total);
   const ul = $('mailboxes');
   ul.replaceChildren(
     ...r.mailboxes.map((b) => {
@@ -115,6 +117,8 @@ const list = $('list');
 list.addEventListener('firstrows', (e) => {
   mark('mg:firstrows', e.detail);
   updateCount();
+  // The frame after the one that paints the rows: when a person sees them.
+  requestAnimationFrame(() => setTimeout(() => mark('mg:firstrows-shown', e.detail), 0));
 });
 list.addEventListener('complete', (e) => {
   mark('mg:complete', e.detail);
@@ -181,9 +185,9 @@ async function runSearch(q) {
   }
 }
 
-// Search results come in the API's order (mailbox, then uid) until /search takes `order`.
+// Search results in the list's order (the API sorts and pages them: `order`, `cursor`).
 function searchOrder() {
-  return {};
+  return { order: state.order };
 }
 
 function refreshList() {
@@ -409,26 +413,41 @@ $('compare').addEventListener('click', async () => {
 function route() {
   const m = /^#mailbox=(.+)$/.exec(location.hash);
   const name = m ? decodeURIComponent(m[1]) : null;
+  const known = (n) => state.mailboxes.some((b) => b.name === n);
   const target =
-    name || (state.mailboxes.find((b) => b.name === 'INBOX') || state.mailboxes[0] || {}).name;
+    name && known(name)
+      ? name
+      : (state.mailboxes.find((b) => b.name === 'INBOX') || state.mailboxes[0] || {}).name;
   if (target && (target !== state.mailbox || state.query !== null)) showMailbox(target);
 }
 window.addEventListener('hashchange', route);
 
 async function start() {
-  // A one-time sign-in link (`npm run demo`) carries a token in the fragment, which never
-  // reaches a server or a log; it is moved to sessionStorage and removed from the address bar.
-  const t = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (t) {
-    api.setToken(decodeURIComponent(t[1]));
+  // A one-time sign-in link (`npm run demo`) carries its token in the fragment, which never
+  // reaches a server or a log; it is traded once for a session token and leaves the address bar.
+  const link = /(?:^#|&)link=([^&]+)/.exec(location.hash);
+  if (link) {
     history.replaceState(null, '', location.pathname);
+    try {
+      await api.redeemLink(decodeURIComponent(link[1]));
+    } catch (err) {
+      showSignIn();
+      $('signin-error').textContent =
+        `This sign-in link was used already or has expired (${err.code || err.message}).`;
+      return undefined;
+    }
   }
   if (!api.signedIn) return showSignIn();
   $('signin').hidden = true;
   $('app').hidden = false;
+  // The list's first page is asked for together with the mailbox list, not after it: the
+  // first rows are what a person waits for.
+  const m = /^#mailbox=(.+)$/.exec(location.hash);
+  const first = m ? decodeURIComponent(m[1]) : 'INBOX';
+  showMailbox(first);
   try {
     await loadMailboxes();
-    route();
+    if (!state.mailboxes.some((b) => b.name === first)) route();
   } catch (err) {
     showError(err);
   }

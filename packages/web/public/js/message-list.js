@@ -9,7 +9,7 @@
 
 const ROW_HEIGHT = 46;
 const OVERSCAN = 8;
-const FIRST_PAGE = 100;
+const FIRST_PAGE = 60;
 const NEXT_PAGES = 1000;
 
 /** "Jane Doe" from an address object, or its address. */
@@ -18,17 +18,18 @@ export function fromText(from) {
   return from.name || from.address || '(no sender)';
 }
 
+// Formatters built once: toLocale*String builds a new one per call, which is what made
+// scrolling through thousands of rows produce long tasks.
+const TIME = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const DAY_MONTH = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+
 /** A short date for a list row: time today, day + month this year, else the full date. */
 export function shortDate(iso, now = new Date()) {
   if (!iso) return '';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
-  if (d.toDateString() === now.toDateString()) {
-    return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  }
-  if (d.getFullYear() === now.getFullYear()) {
-    return d.toLocaleDateString([], { day: 'numeric', month: 'short' });
-  }
+  if (d.toDateString() === now.toDateString()) return TIME.format(d);
+  if (d.getFullYear() === now.getFullYear()) return DAY_MONTH.format(d);
   return d.toISOString().slice(0, 10);
 }
 
@@ -110,6 +111,13 @@ export class MessageList extends HTMLElement {
         this.dispatchEvent(new CustomEvent('loaderror', { detail: err }));
       }
     }
+  }
+
+  /** The number of rows to expect (from the mailbox list) while pages are still arriving. */
+  expect(total) {
+    if (this.done || !(total > this.total)) return;
+    this.total = total;
+    this.render();
   }
 
   accept(page) {

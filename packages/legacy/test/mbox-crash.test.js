@@ -92,9 +92,9 @@ d('mbox rewrite under SIGKILL', () => {
     });
   }
 
-  test('20 expunges killed at random points leave the old or the new mailbox', async () => {
+  test('12 expunges killed at random points leave the old or the new mailbox', async () => {
     const outcomes = { old: 0, new: 0, recovered: 0 };
-    for (let run = 0; run < 20; run++) {
+    for (let run = 0; run < 12; run++) {
       const work = path.join(tmp, `run${run}`);
       fs.mkdirSync(work);
       fs.copyFileSync(base, path.join(work, 'inbox.mbox'));

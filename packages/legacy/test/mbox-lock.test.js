@@ -1,0 +1,181 @@
+'use strict';
+
+/*
+ * Issue 16 without external programs: the lock rules (dotlock owner formats, stale and live
+ * locks, writers and readers excluding each other inside one process) and the journal's
+ * recovery from every kind of cut-short rewrite, with mail appended and status headers
+ * rewritten by "another writer" before the recovery runs.
+ */
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { MboxBackend, lockMailbox, readLock } = require('..');
+const { lockOwner } = require('../lib/lock');
+const { normalized, journalPaths } = require('../lib/mbox-journal');
+const { readEntries } = require('../lib/mbox');
+const { msg, mboxOf } = require('../../../test/support/mail');
+
+process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-lock-'));
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+let n = 0;
+function mailbox(count) {
+  const dir = fs.mkdtempSync(path.join(tmp, 'mb-'));
+  const messages = Array.from({ length: count }, (_, i) =>
+    msg({
+      subject: `m${i}`,
+      headers: [`Message-ID: <m${i}.${++n}@lock.test>`],
+      body: `body ${i}\n${'x'.repeat(40 + i)}\n`,
+    }),
+  );
+  const file = path.join(dir, 'inbox.mbox');
+  fs.writeFileSync(file, mboxOf(messages));
+  return { dir, file, messages };
+}
+
+const idOf = (raw) => /^Message-ID: <([^>]+)>/im.exec(raw.toString('latin1'))[1];
+
+async function ids(file) {
+  const out = [];
+  for await (const e of readEntries(file)) out.push(idOf(e.raw));
+  return out;
+}
+
+function deadPid() {
+  return Number(
+    spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    }).stdout,
+  );
+}
+
+test('dotlock owners in every format the writers use', () => {
+  expect(lockOwner('123:vm')).toEqual({ pid: 123, host: 'vm' });
+  expect(lockOwner('123 vm\n')).toEqual({ pid: 123, host: 'vm' });
+  expect(lockOwner('123\n')).toEqual({ pid: 123, host: null });
+  expect(lockOwner('')).toBeNull(); // procmail
+  expect(lockOwner('0')).toBeNull();
+});
+
+test('the lock holds pid:host; a second writer in the same process waits, then MAILBOX_LOCKED', async () => {
+  const { file } = mailbox(2);
+  const held = await lockMailbox(file);
+  expect(fs.readFileSync(`${file}.lock`, 'latin1')).toBe(`${process.pid}:${os.hostname()}`);
+  await expect(lockMailbox(file, { timeoutMs: 200, name: 'INBOX' })).rejects.toMatchObject({
+    code: 'MAILBOX_LOCKED',
+  });
+  // Readers wait for the writer too (shared against exclusive fcntl lock).
+  await expect(readLock(file, { timeoutMs: 200 })).rejects.toMatchObject({
+    code: 'MAILBOX_LOCKED',
+  });
+  const later = lockMailbox(file, { timeoutMs: 2000 });
+  setTimeout(() => held.release(), 100);
+  await (await later).release();
+  expect(fs.existsSync(`${file}.lock`)).toBe(false);
+});
+
+test('stale dotlocks are broken, live and fresh foreign ones respected', async () => {
+  const { file } = mailbox(2);
+  const lock = `${file}.lock`;
+  for (const text of [`${deadPid()}:${os.hostname()}`, `${deadPid()} ${os.hostname()}`]) {
+    fs.writeFileSync(lock, text);
+    await (await lockMailbox(file, { timeoutMs: 1000 })).release();
+  }
+  // Another host's lock cannot be checked by pid: only its age breaks it.
+  fs.writeFileSync(lock, '1:elsewhere');
+  await expect(lockMailbox(file, { timeoutMs: 150 })).rejects.toMatchObject({
+    code: 'MAILBOX_LOCKED',
+  });
+  const old = new Date(Date.now() - 10 * 60 * 1000);
+  fs.utimesSync(lock, old, old);
+  await (await lockMailbox(file, { timeoutMs: 1000 })).release();
+  // An empty (procmail) lock likewise; a live local pid is never broken.
+  fs.writeFileSync(lock, `${process.ppid}:${os.hostname()}`);
+  await expect(lockMailbox(file, { timeoutMs: 150 })).rejects.toMatchObject({
+    code: 'MAILBOX_LOCKED',
+  });
+  fs.rmSync(lock);
+});
+
+test('a request waiting beyond lockWaitMs gets MAILBOX_LOCKED naming the mailbox only', async () => {
+  const { dir, file } = mailbox(3);
+  const held = await lockMailbox(file);
+  const b = new MboxBackend(dir, { lockWaitMs: 150 });
+  const err = await b.setFlags('INBOX', { uids: [1], add: ['\\Seen'] }).catch((e) => e);
+  await held.release();
+  expect(err.code).toBe('MAILBOX_LOCKED');
+  expect(err.message).toContain('INBOX');
+  expect(err.message).not.toContain(dir);
+});
+
+/*
+ * A rewrite "killed" right after its journal was committed (ftruncate fails), then the mailbox
+ * left in each state a kill can leave it in, with an arrival appended by another writer and a
+ * prefix message's status headers rewritten. The next open must give the journal's messages plus
+ * the arrival, nothing twice, nothing lost.
+ */
+test.each([
+  ['untouched (killed before the truncate)', () => null],
+  ['truncated at the first change', () => 0],
+  ['cut inside a From_ line', (tail) => tail.indexOf('From ', 10) + 3],
+  ['cut inside a header', (tail) => tail.indexOf('Subject:', 10) + 4],
+  ['cut inside a body', (tail) => tail.indexOf('body', 10) + 20],
+  ['complete (killed before the unlink)', (tail) => tail.length],
+])('recovery when the mailbox was %s', async (_, cutAt) => {
+  const { dir, file, messages } = mailbox(12);
+  const b = new MboxBackend(dir);
+  await b.setFlags('INBOX', { uids: [5, 8, 9], add: ['\\Deleted'] });
+  const before = await ids(file);
+  const ftruncate = jest.spyOn(fs, 'ftruncateSync').mockImplementationOnce(() => {
+    throw new Error('killed');
+  });
+  await expect(b.expunge('INBOX')).rejects.toThrow('killed');
+  ftruncate.mockRestore();
+  const { journal } = journalPaths(file);
+  const j = fs.readFileSync(journal);
+  const trailer = JSON.parse(j.toString('latin1').split('\n').slice(-3)[0]);
+  const tail = j.subarray(0, trailer.bodyLength);
+  expect(fs.readFileSync(file).length).toBeGreaterThan(trailer.start); // the old file
+
+  const k = cutAt(tail.toString('latin1'));
+  if (k !== null) {
+    fs.truncateSync(file, trailer.start);
+    fs.appendFileSync(file, tail.subarray(0, k));
+  }
+  // Another writer (Dovecot) broke the stale lock: it added X-UID to the first message and
+  // appended a delivery, separated by an empty line as it does.
+  const whole = fs.readFileSync(file, 'latin1');
+  const munged = whole.replace(/^(Subject: m0\n)/m, '$1X-UID: 1\n');
+  const arrival = msg({ subject: 'arrival', headers: ['Message-ID: <arrival@lock.test>'] });
+  const sep = munged.endsWith('\n\n') ? '' : munged.endsWith('\n') ? '\n' : '\n\n';
+  fs.writeFileSync(
+    file,
+    Buffer.concat([
+      Buffer.from(munged + sep, 'latin1'),
+      Buffer.from('From sender@example.org  Mon Nov 23 14:39:13 2026\n'),
+      arrival,
+      Buffer.from('\n'),
+    ]),
+  );
+  const ino = fs.statSync(file).ino;
+
+  const after = [];
+  const found = new Map();
+  for await (const e of b.entries('INBOX')) {
+    after.push(idOf(e.raw));
+    found.set(idOf(e.raw), e.raw);
+  }
+  const survivors = before.filter((_, i) => ![4, 7, 8].includes(i));
+  expect(after).toEqual([...survivors, 'arrival@lock.test']);
+  for (const m of messages) {
+    const id = idOf(m);
+    if (found.has(id)) expect(normalized(found.get(id)).equals(normalized(m))).toBe(true);
+  }
+  expect(normalized(found.get('arrival@lock.test')).equals(normalized(arrival))).toBe(true);
+  expect(fs.statSync(file).ino).toBe(ino);
+  expect(fs.readdirSync(dir).filter((f) => f.includes('mailgate'))).toEqual([]);
+  expect(fs.existsSync(`${file}.lock`)).toBe(false);
+});

@@ -14,6 +14,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const crypto = require('node:crypto');
+const { ImapFlow } = require('imapflow');
 const { spawn, spawnSync } = require('node:child_process');
 const dovecot = require('../../../scripts/dovecot/dovecot.js');
 const { msg, mboxOf } = require('../../../test/support/mail');
@@ -368,6 +369,31 @@ d('mbox next to dovecot-lda and procmail', () => {
     expect(found.get(m1.id).content.equals(normalized(m1.raw))).toBe(true);
     expect(found.get(m2.id).content.equals(normalized(m2.raw))).toBe(true);
   }, 60000);
+
+  test('temporary files: Dovecot does not list them, the next open removes them', async () => {
+    const dir = path.dirname(inbox);
+    // What a writer killed while writing its journal leaves (and what mailgate before the
+    // in-place rewrite left after a crash).
+    const left = ['.inbox.mbox.mailgate-journal-new.lock', '.inbox.mbox.mailgate-new'];
+    for (const f of left)
+      fs.writeFileSync(path.join(dir, f), 'From x Mon Jan  1 00:00:00 2001\n\n');
+    const client = new ImapFlow({
+      host: inst.host,
+      port: inst.port,
+      secure: false,
+      auth: { user: inst.user, pass: inst.password },
+      logger: false,
+    });
+    await client.connect();
+    const names = (await client.list()).map((b) => b.path);
+    await client.logout();
+    // Dovecot lists dot-files (the old temporary name shows up as a mailbox), but not *.lock.
+    expect(names).toEqual(expect.arrayContaining(['INBOX', '.inbox.mbox.mailgate-new']));
+    expect(names.filter((n) => /mailgate-journal/.test(n))).toEqual([]);
+    const r = await api('GET', 'messages?limit=1');
+    expect(r.statusCode).toBe(200);
+    expect(fs.readdirSync(dir).filter((f) => /mailgate/.test(f))).toEqual([]);
+  });
 
   test('a file that is not an mbox is skipped, with a reason logged (17.6)', async () => {
     const notes = path.join(path.dirname(inbox), 'notes.txt');

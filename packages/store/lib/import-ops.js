@@ -1,9 +1,13 @@
 'use strict';
 
+const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
+
 /*
  * Store queries of the import pipeline beyond batch writes (pg-store.js): what verify and the
- * `import imap` source ask about what an earlier import kept. Added to PgStore's prototype
- * (index.js). As everywhere in the store, every query filters on user_id and binds values.
+ * `import imap` source ask about what an earlier import kept, and the refresh of flags from
+ * an upstream server. Added to PgStore's prototype (index.js). As everywhere in the store,
+ * every query filters on user_id and binds values; a flag change takes the mailbox row lock,
+ * stamps a new modseq (RFC 7162) and queues es_outbox rows, like setFlags.
  */
 
 const importOps = {
@@ -28,6 +32,75 @@ const importOps = {
     );
     for (const row of r.rows) out.set(row.content_hash.toString('hex'), { intact: row.intact });
     return out;
+  },
+
+  /**
+   * Messages an `import imap` stored from one upstream folder, by upstream UID (kept in
+   * message_sources.source_meta: {imapUid, imapUidValidity, folder}).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {string} folder upstream folder path
+   * @param {string} uidValidity upstream UIDVALIDITY (other values: another folder generation)
+   * @returns {Promise<Map<number, number>>} upstream UID → local uid (expunged but not yet
+   *   purged ones included: they are not fetched again)
+   */
+  async importedImapUids(userId, mailboxId, folder, uidValidity) {
+    const r = await this.knex.raw(
+      `SELECT (s.source_meta->>'imapUid')::bigint AS imap_uid, s.uid
+         FROM message_sources s
+        WHERE s.user_id = ? AND s.mailbox_id = ? AND s.source_meta->>'folder' = ?
+          AND s.source_meta->>'imapUidValidity' = ?`,
+      [userId, mailboxId, folder, String(uidValidity)],
+    );
+    return new Map(r.rows.map((row) => [Number(row.imap_uid), Number(row.uid)]));
+  },
+
+  /**
+   * Sets messages' flags and keywords to the given lists (IMAP `STORE FLAGS`, not +FLAGS):
+   * `import imap` refreshing flags changed upstream. Only messages whose flags differ change;
+   * they get one new modseq and an es_outbox row, in one transaction under the mailbox lock.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {Array<{uid: number, flags: string[], keywords: string[]}>} wanted
+   * @returns {Promise<{changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, highestModseq: number|null}>}
+   *   highestModseq: null when nothing was asked
+   */
+  async replaceFlags(userId, mailboxId, wanted) {
+    if (!wanted.length) return { changed: [], highestModseq: null };
+    const rows = wanted.map((w) => ({
+      uid: Number(w.uid),
+      flags: [...new Set(w.flags)].sort(),
+      keywords: [...new Set(w.keywords)].sort(),
+    }));
+    return this.knex.transaction(async (trx) => {
+      const mb = await lockMailbox(trx, userId, mailboxId);
+      const modseq = Number(mb.highestmodseq) + 1;
+      const r = await trx.raw(
+        `UPDATE messages m SET flags = w.flags, keywords = w.keywords, modseq = ?
+           FROM jsonb_to_recordset(?::jsonb) AS w(uid bigint, flags text[], keywords text[])
+          WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = w.uid AND NOT m.expunged
+            AND NOT (m.flags @> w.flags AND w.flags @> m.flags
+                     AND m.keywords @> w.keywords AND w.keywords @> m.keywords)
+          RETURNING m.uid, m.flags, m.keywords, m.modseq`,
+        [modseq, JSON.stringify(rows), userId, mailboxId],
+      );
+      const changed = r.rows
+        .map((c) => ({ uid: Number(c.uid), flags: c.flags, keywords: c.keywords, modseq }))
+        .sort((a, b) => a.uid - b.uid);
+      if (!changed.length) return { changed, highestModseq: Number(mb.highestmodseq) };
+      if (this.outbox) {
+        await writeOutbox(
+          trx,
+          userId,
+          mailboxId,
+          changed.map((c) => c.uid),
+          modseq,
+          'index',
+        );
+      }
+      await bumpModseq(trx, userId, mailboxId, modseq);
+      return { changed, highestModseq: modseq };
+    });
   },
 };
 

@@ -1,6 +1,7 @@
 'use strict';
 
-const { connect, splitFetchedFlags } = require('@mailgate/legacy/lib/imap');
+const { connect } = require('@mailgate/legacy');
+const { splitFlags } = require('@mailgate/readers');
 
 /*
  * The `import imap` source: one plan per upstream folder, fed into the same runImport
@@ -12,7 +13,8 @@ const { connect, splitFetchedFlags } = require('@mailgate/legacy/lib/imap');
  * "next UID" too. The message's dedup key is (mailbox, sha256, upstream UID) rather than the
  * n-th occurrence of the bytes, so identical messages delivered twice stay two messages.
  * Before the new mail, the flags of already-imported messages are refreshed from a
- * `UID FETCH 1:max (FLAGS)` and changed ones are updated with a new modseq.
+ * `UID FETCH 1:max (FLAGS)` through the store's flag change (replaceFlags: mailbox lock, new
+ * modseq, es_outbox rows, so the Elasticsearch mirror follows).
  */
 
 // RFC 6154 special-use attribute → mailgate's canonical mailbox name.
@@ -54,7 +56,9 @@ async function* imapPlans(opts) {
       try {
         const uidValidity = String(client.mailbox.uidValidity);
         const mb = await store.ensureMailbox(userId, mailbox);
-        const maxUid = await storedMaxUid(store.knex, userId, mb.id, box.path, uidValidity);
+        const imported = await store.importedImapUids(userId, mb.id, box.path, uidValidity);
+        let maxUid = 0;
+        for (const u of imported.keys()) if (u > maxUid) maxUid = u;
         let flagUpdates = 0;
         if (maxUid > 0 && client.mailbox.exists) {
           const upstream = new Map();
@@ -63,9 +67,9 @@ async function* imapPlans(opts) {
             { uid: true, flags: true },
             { uid: true },
           )) {
-            upstream.set(m.uid, splitFetchedFlags(m.flags));
+            upstream.set(m.uid, splitFlags(m.flags || []));
           }
-          flagUpdates = await syncFlags(store.knex, userId, mb.id, box.path, uidValidity, upstream);
+          flagUpdates = await syncFlags(store, userId, mb.id, imported, upstream);
         }
         const fresh = client.mailbox.exists
           ? ((await client.search({ uid: `${maxUid + 1}:*` }, { uid: true })) || []).filter(
@@ -113,7 +117,7 @@ async function* fetchItems(client, folder, mailbox, uidValidity, uids) {
     }
     got.sort((a, b) => a.uid - b.uid);
     for (const m of got) {
-      const { flags, keywords } = splitFetchedFlags(m.flags);
+      const { flags, keywords } = splitFlags(m.flags || []);
       yield {
         index: m.uid,
         mailbox,
@@ -134,66 +138,24 @@ async function* fetchItems(client, folder, mailbox, uidValidity, uids) {
   }
 }
 
-async function storedMaxUid(knex, userId, mailboxId, folder, uidValidity) {
-  const r = await knex.raw(
-    `SELECT max((s.source_meta->>'imapUid')::bigint) AS max FROM message_sources s
-      WHERE s.user_id = ? AND s.mailbox_id = ? AND s.source_meta->>'folder' = ?
-        AND s.source_meta->>'imapUidValidity' = ?`,
-    [userId, mailboxId, folder, uidValidity],
-  );
-  return Number(r.rows[0].max || 0);
-}
-
 /**
- * Applies upstream flags to imported messages whose flags differ, under the mailbox row lock,
- * stamping them with a new modseq (RFC 7162) like any flag change.
+ * Applies upstream flags to the imported messages whose flags differ (store.replaceFlags:
+ * the same path as any flag change, so modseq and the ES outbox follow).
+ * @param {import('@mailgate/store').PgStore} store
+ * @param {number} userId
+ * @param {number} mailboxId
+ * @param {Map<number, number>} imported upstream UID → local uid
+ * @param {Map<number, {flags: string[], keywords: string[]}>} upstream by upstream UID
  * @returns {Promise<number>} messages updated
  */
-async function syncFlags(knex, userId, mailboxId, folder, uidValidity, upstream) {
-  if (!upstream.size) return 0;
-  const uids = [...upstream.keys()];
-  const flags = uids.map((u) => `{${upstream.get(u).flags.map(pgQuote).join(',')}}`);
-  const keywords = uids.map((u) => `{${upstream.get(u).keywords.map(pgQuote).join(',')}}`);
-  return knex.transaction(async (trx) => {
-    const mb = (
-      await trx.raw('SELECT highestmodseq FROM mailboxes WHERE id = ? AND user_id = ? FOR UPDATE', [
-        mailboxId,
-        userId,
-      ])
-    ).rows[0];
-    const modseq = Number(mb.highestmodseq) + 1;
-    const r = await trx.raw(
-      `WITH up AS (
-         SELECT u.uid, u.flags::text[] AS flags, u.keywords::text[] AS keywords
-           FROM unnest(?::bigint[], ?::text[], ?::text[]) AS u(uid, flags, keywords)
-       ), target AS (
-         SELECT s.uid AS local_uid, up.flags, up.keywords FROM message_sources s
-           JOIN up ON (s.source_meta->>'imapUid')::bigint = up.uid
-          WHERE s.user_id = ? AND s.mailbox_id = ? AND s.source_meta->>'folder' = ?
-            AND s.source_meta->>'imapUidValidity' = ?
-       )
-       UPDATE messages m SET flags = t.flags, keywords = t.keywords, modseq = ?
-         FROM target t
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = t.local_uid AND NOT m.expunged
-          AND NOT (m.flags @> t.flags AND t.flags @> m.flags
-                   AND m.keywords @> t.keywords AND t.keywords @> m.keywords)
-       RETURNING m.uid`,
-      [uids, flags, keywords, userId, mailboxId, folder, uidValidity, modseq, userId, mailboxId],
-    );
-    if (r.rows.length) {
-      await trx.raw('UPDATE mailboxes SET highestmodseq = ? WHERE id = ? AND user_id = ?', [
-        modseq,
-        mailboxId,
-        userId,
-      ]);
-    }
-    return r.rows.length;
-  });
-}
-
-// A PostgreSQL array literal element, quoted (flags contain backslashes).
-function pgQuote(s) {
-  return `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+async function syncFlags(store, userId, mailboxId, imported, upstream) {
+  const wanted = [];
+  for (const [imapUid, f] of upstream) {
+    const uid = imported.get(imapUid);
+    if (uid != null) wanted.push({ uid, flags: f.flags, keywords: f.keywords });
+  }
+  const r = await store.replaceFlags(userId, mailboxId, wanted);
+  return r.changed.length;
 }
 
 module.exports = { imapPlans, mailboxForFolder, syncFlags };

@@ -9,6 +9,7 @@ const {
   readMh,
   flagsFromHeaders,
   headerBlock,
+  fromLineDate,
 } = require('@mailgate/readers');
 
 /*
@@ -117,49 +118,10 @@ async function* mhItems(root, opts = {}) {
   }
 }
 
-const MONTHS = {
-  Jan: 0,
-  Feb: 1,
-  Mar: 2,
-  Apr: 3,
-  May: 4,
-  Jun: 5,
-  Jul: 6,
-  Aug: 7,
-  Sep: 8,
-  Oct: 9,
-  Nov: 10,
-  Dec: 11,
-};
+module.exports = { mboxItems, maildirItems, mhItems, mailboxForMboxFile };
 
-/**
- * INTERNALDATE from the mbox From_ line (asctime, local time of the delivering host, which
- * the line does not record: read as UTC unless a numeric zone follows).
- * @param {Buffer} line
- * @returns {Date|null}
- */
-function fromLineDate(line) {
-  if (!line || !line.length) return null;
-  const s = line.toString('latin1');
-  const m =
-    /(\w{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s+(?:([+-]\d{4}|[A-Z]{3,4})\s+)?(\d{4})(?:\s+([+-]\d{4}))?/.exec(
-      s,
-    );
-  if (!m || !(m[1] in MONTHS)) return null;
-  let t = Date.UTC(+m[7], MONTHS[m[1]], +m[2], +m[3], +m[4], +(m[5] || 0));
-  const zone = /^[+-]\d{4}$/.test(m[6] || '') ? m[6] : m[8];
-  if (zone) {
-    const sign = zone[0] === '-' ? -1 : 1;
-    t -= sign * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3))) * 60000;
-  }
-  const d = new Date(t);
-  return Number.isNaN(d.getTime()) ? null : d;
-}
-
-module.exports = { mboxItems, maildirItems, mhItems, mailboxForMboxFile, fromLineDate };
-
-// The IMAP source (`import imap`) lives in its own file; required lazily because it needs
-// @mailgate/legacy, which itself reads From_ line dates from this file.
+// The IMAP source (`import imap`) lives in its own file, loaded only for IMAP imports (it
+// connects through @mailgate/legacy's imapflow client).
 Object.defineProperty(module.exports, 'imapPlans', {
   enumerable: true,
   get: () => require('./imap-source').imapPlans,

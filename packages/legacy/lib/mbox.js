@@ -6,9 +6,14 @@ const path = require('node:path');
 const { promisify } = require('node:util');
 const { Readable } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
-const { MboxSplitter, flagsFromHeaders, headerBlock, isFromLine } = require('@mailgate/readers');
-// The importer's From_ line date reader: INTERNALDATE is read the same way on every path.
-const { fromLineDate } = require('@mailgate/importer/lib/sources');
+// fromLineDate: INTERNALDATE is read from the From_ line the same way on every path (import too).
+const {
+  MboxSplitter,
+  flagsFromHeaders,
+  headerBlock,
+  isFromLine,
+  fromLineDate,
+} = require('@mailgate/readers');
 const { compilePredicate } = require('@mailgate/query');
 const { errors, createLogger } = require('@mailgate/core');
 const { FileBackend } = require('./file-backend');

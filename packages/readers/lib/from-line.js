@@ -96,4 +96,30 @@ function makeFromLine(sender, date) {
   return Buffer.from(`From ${s} ${asctime(d)}\n`, 'latin1');
 }
 
-module.exports = { isFromLine, makeFromLine, asctime, MAX_FROM_LINE };
+const MONTH_INDEX = Object.fromEntries(MONTHS.map((m, i) => [m, i]));
+
+/**
+ * INTERNALDATE from the mbox From_ line (asctime, local time of the delivering host, which
+ * the line does not record: read as UTC unless a numeric zone follows).
+ * @param {Buffer} line
+ * @returns {Date|null}
+ */
+function fromLineDate(line) {
+  if (!line || !line.length) return null;
+  const s = line.toString('latin1');
+  const m =
+    /(\w{3})\s+(\d{1,2})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s+(?:([+-]\d{4}|[A-Z]{3,4})\s+)?(\d{4})(?:\s+([+-]\d{4}))?/.exec(
+      s,
+    );
+  if (!m || !(m[1] in MONTH_INDEX)) return null;
+  let t = Date.UTC(+m[7], MONTH_INDEX[m[1]], +m[2], +m[3], +m[4], +(m[5] || 0));
+  const zone = /^[+-]\d{4}$/.test(m[6] || '') ? m[6] : m[8];
+  if (zone) {
+    const sign = zone[0] === '-' ? -1 : 1;
+    t -= sign * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3))) * 60000;
+  }
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+module.exports = { isFromLine, makeFromLine, fromLineDate, asctime, MAX_FROM_LINE };

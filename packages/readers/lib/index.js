@@ -13,7 +13,7 @@ const {
   exportEntry,
   VARIANTS,
 } = require('./escape');
-const { makeFromLine, isFromLine } = require('./from-line');
+const { makeFromLine, isFromLine, fromLineDate } = require('./from-line');
 const {
   readMaildir,
   parseMaildirInfo,
@@ -32,6 +32,7 @@ module.exports = {
   makeFromLine,
   exportEntry,
   isFromLine,
+  fromLineDate,
   readMaildir,
   parseMaildirInfo,
   formatMaildirName,

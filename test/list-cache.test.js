@@ -119,6 +119,19 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     expect(cached.listCache.stats.loads).toBe(loads + 1);
   });
 
+  test('counts and the uid-order row stream come from the cache and equal SQL', async () => {
+    expect(await cached.countMessages(user.id, mailboxId)).toEqual(
+      await plain.countMessages(user.id, mailboxId),
+    );
+    for (const desc of [false, true]) {
+      const a = [];
+      for await (const r of cached.streamHeaderRows(user.id, mailboxId, { desc })) a.push(r);
+      const b = [];
+      for await (const r of plain.streamHeaderRows(user.id, mailboxId, { desc })) b.push(r);
+      expect(a).toEqual(b);
+    }
+  });
+
   test('scanPage (the API path) in uid order pages from the cache, date order from SQL', async () => {
     const a = await cached.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });
     const b = await plain.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });
@@ -135,6 +148,11 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     const second = await other.ensureMailbox(user.id, 'Other');
     await small.scanHeaders(user.id, mailboxId);
     expect(small.listCache.rows).toBe(0);
+    // A mailbox known to exceed the budget is counted by SQL, not by a full read each time.
+    expect(small.listCache.usable(user.id, mailboxId)).toBe(false);
+    expect(await small.countMessages(user.id, mailboxId)).toEqual(
+      await plain.countMessages(user.id, mailboxId),
+    );
     await small.scanHeaders(user.id, second.id);
     expect(small.listCache.rows).toBeLessThanOrEqual(100);
     const s2 = new PgStore(db.knex, { listCacheRows: 150 });

@@ -77,7 +77,7 @@ describe('backend adapters', () => {
 
   test(`pg, pg through the API, mbox, maildir${withDovecot ? ' and Dovecot (mbox, maildir)' : ''} agree on every request`, async () => {
     const config = { ...loadConfig({}), databaseUrl: db.url, importWorkers: 0 };
-    const backends = ['pg', 'pg-api', 'mbox', 'maildir'];
+    const backends = ['pg', 'pg-api', 'mbox', 'maildir', 'mailgate-imap'];
     if (withDovecot) backends.push('dovecot-mbox', 'dovecot-maildir');
     const run = await runBench({
       corpus: corpus.dir,
@@ -125,11 +125,25 @@ describe('backend adapters', () => {
       expect(get(format, 'word_rare')).toBeUndefined();
       expect(get(format, 'date', 'cold')).toMatchObject({ matches: 3, agrees: true });
     }
+    // mailgate's IMAP server on pg, through the same raw client as Dovecot: same answers,
+    // both header variants, every result in the imap door.
+    expect(get('mailgate-imap', 'headers')).toMatchObject({ matches: 300, agrees: true });
+    expect(get('mailgate-imap', 'headers_list')).toMatchObject({ matches: 300, agrees: true });
+    expect(get('mailgate-imap', 'expunge_20pct')).toMatchObject({ matches: 60, agrees: true });
+    expect(get('mailgate-imap', 'headers', 'cold')).toMatchObject({ matches: 300, agrees: true });
+    const doorOf = (b) => [
+      ...new Set(run.results.filter((r) => r.backend === b).map((r) => r.door)),
+    ];
+    expect(doorOf('mailgate-imap')).toEqual(['imap']);
+    expect(doorOf('pg')).toEqual(['store']);
+    expect(doorOf('pg-api')).toEqual(['api']);
     if (withDovecot) {
       expect(get('dovecot-maildir', 'text_common').matches).toBe(75);
       expect(get('dovecot-mbox', 'word_rare')).toBeUndefined();
+      expect(doorOf('dovecot-mbox')).toEqual(['imap']);
+      expect(get('dovecot-maildir', 'headers_list')).toMatchObject({ matches: 300, agrees: true });
     }
-  });
+  }, 400000);
 
   const esUrl = process.env.ELASTICSEARCH_URL;
   (esUrl ? test : test.skip)(

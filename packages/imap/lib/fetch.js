@@ -17,8 +17,10 @@ const { rowsFor, flagsOf, flagResult } = require('./mail-data');
 const { describe } = require('./structure');
 const { parseTree, nodeAt } = require('./mime-tree');
 const { StructureCache } = require('./cache');
+const { coveredItem, headerFields, metaFor } = require('./meta');
 
 const RAW_CONCURRENCY = 8;
+const META_CHUNK = 2000;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 const cache = new StructureCache(20000);
 
@@ -202,6 +204,31 @@ async function runFetch(s, args, byUid) {
     }
   }
   const ctx = { s, v, items, user: s.user };
+  // Items the kept metadata answers (ENVELOPE, BODYSTRUCTURE, list-view header fields): no
+  // message is read, a first sync of a large mailbox is a narrow read (meta.js).
+  const rawItems = items.filter((i) => NEEDS_RAW.has(i.name) || i.name === 'BODY[]');
+  const caps = s.backend.capabilities;
+  if (rawItems.length && rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) {
+    for (let i = 0; i < targets.length; i += META_CHUNK) {
+      const chunk = targets.slice(i, i + META_CHUNK);
+      const metas = await metaFor(
+        s.backend,
+        v,
+        s.user,
+        chunk.map((n) => v.uidAt(n)),
+        { concurrency: RAW_CONCURRENCY },
+      );
+      if (s.closed) return;
+      for (const seq of chunk) {
+        const uid = v.uidAt(seq);
+        const meta = metas.get(uid);
+        if (!meta) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
+        s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), null, meta)]);
+        if (s.socket.writableNeedDrain) await s.drain();
+      }
+    }
+    return;
+  }
   const queue = [];
   let next = 0;
   const load = (n) => {
@@ -226,7 +253,7 @@ function missing(err) {
   throw err;
 }
 
-function responseItems(ctx, uid, row, raw) {
+function responseItems(ctx, uid, row, raw, meta = null) {
   const out = [];
   let info = null;
   let tree = null;
@@ -261,13 +288,16 @@ function responseItems(ctx, uid, row, raw) {
         out.push(atom('MODSEQ'), [Number(row.modseq)]);
         break;
       case 'ENVELOPE':
-        out.push(atom('ENVELOPE'), structure().envelope);
+        out.push(atom('ENVELOPE'), meta ? atom(meta.envelope) : structure().envelope);
         break;
       case 'BODYSTRUCTURE':
-        out.push(atom('BODYSTRUCTURE'), structure().bodystructure);
+        out.push(
+          atom('BODYSTRUCTURE'),
+          meta ? atom(meta.bodystructure) : structure().bodystructure,
+        );
         break;
       case 'BODY':
-        out.push(atom('BODY'), structure().body);
+        out.push(atom('BODY'), meta ? atom(meta.body) : structure().body);
         break;
       case 'RFC822':
         out.push(atom('RFC822'), literal(raw));
@@ -279,7 +309,9 @@ function responseItems(ctx, uid, row, raw) {
         out.push(atom('RFC822.TEXT'), literal(raw.subarray(treeOf().headerEnd)));
         break;
       case 'BODY[]': {
-        let data = sectionBytes(raw, treeOf(), it.section);
+        let data = meta
+          ? headerFields(meta.fields, it.section.fields)
+          : sectionBytes(raw, treeOf(), it.section);
         if (it.partial) data = partialOf(data, it.partial);
         out.push(atom(it.label), data === null ? null : literal(data));
         break;

@@ -35,6 +35,10 @@ const OPERATIONS = Object.freeze([
   'unsubscribe',
   'listSubscriptions',
   'changesSince',
+  // Derived IMAP metadata kept beside a message (ENVELOPE, BODYSTRUCTURE, common header
+  // lines): what lets an IMAP server answer a first sync without reading every message.
+  'getImapMeta',
+  'putImapMeta',
 ]);
 
 /** What every backend reads and changes (the legacy media included). */

@@ -70,13 +70,14 @@ class PgBackend extends MailBackend {
     const id = await this.mailboxId(mailbox);
     const { desc, sort } = scanOrder(opts);
     const after = decodeCursor(opts.cursor);
-    const { total } = await this.store.countMessages(this.user.id, id);
     if (opts.limit == null && sort === 'uid' && !after) {
+      // The whole mailbox: its row count is the total (no second query).
       const rows = await this.store.scanHeaders(this.user.id, id, {
         order: desc ? 'desc' : 'asc',
       });
-      return { rows, total, nextCursor: null };
+      return { rows, total: rows.length, nextCursor: null };
     }
+    const { total } = await this.store.countMessages(this.user.id, id);
     const page = await this.store.scanPage(this.user.id, id, {
       limit: opts.limit == null ? total + 1 : opts.limit,
       order: sort,
@@ -247,6 +248,25 @@ class PgBackend extends MailBackend {
 
   async changesSince(mailbox, modseq) {
     return this.store.changesSince(this.user.id, await this.mailboxId(mailbox), Number(modseq));
+  }
+
+  /**
+   * Stored IMAP metadata of the given uids (those that have it).
+   * @param {string} mailbox
+   * @param {number[]} uids
+   * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string}>>}
+   */
+  async getImapMeta(mailbox, uids) {
+    return this.store.getImapMeta(this.user.id, await this.mailboxId(mailbox), uids);
+  }
+
+  /**
+   * Keeps IMAP metadata derived from messages' bytes (not a change: no modseq).
+   * @param {string} mailbox
+   * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
+   */
+  async putImapMeta(mailbox, list) {
+    await this.store.putImapMeta(this.user.id, await this.mailboxId(mailbox), list);
   }
 }
 

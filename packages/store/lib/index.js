@@ -19,6 +19,7 @@ Object.assign(
   require('./tokens').tokenOps,
   require('./import-ops').importOps,
   require('./search-order').searchOrderOps,
+  require('./imap-meta-ops').imapMetaOps,
 );
 
 module.exports = {

@@ -39,6 +39,15 @@ class ListCache {
     this.entries = new Map(); // `${userId}:${mailboxId}` -> entry, in LRU order
     this.rows = 0;
     this.stats = { hits: 0, deltas: 0, loads: 0 };
+    this.tooLarge = new Set(); // mailboxes seen larger than the whole budget (bounded below)
+  }
+
+  /**
+   * Whether a mailbox is worth serving from the cache for a cheap question (a count): not
+   * when it is known to exceed the budget, which would make every call a full read.
+   */
+  usable(userId, mailboxId) {
+    return !this.tooLarge.has(`${userId}:${mailboxId}`);
   }
 
   /**
@@ -151,7 +160,13 @@ class ListCache {
     const old = this.entries.get(key);
     if (old) this.rows -= old.list.length;
     this.entries.delete(key);
-    if (e.list.length > this.maxRows) return; // larger than the whole budget: never cached
+    if (e.list.length > this.maxRows) {
+      // Larger than the whole budget: never cached, and remembered as such.
+      if (this.tooLarge.size >= 10000) this.tooLarge.clear();
+      this.tooLarge.add(key);
+      return;
+    }
+    this.tooLarge.delete(key);
     this.entries.set(key, e);
     this.rows += e.list.length;
     for (const [k, v] of this.entries) {

@@ -147,6 +147,13 @@ const mailOps = {
    * @returns {AsyncIterable<object>}
    */
   async *streamHeaderRows(userId, mailboxId, opts = {}) {
+    if (this.listCache && opts.order !== 'date') {
+      // uid order: the list cache's rows (exact by modseq, see list-cache.js).
+      const list = (await this.listCache.rowsOf(this.knex, userId, mailboxId)) || [];
+      if (!opts.desc) yield* list;
+      else for (let i = list.length - 1; i >= 0; i--) yield list[i];
+      return;
+    }
     const k = keyset({ order: opts.order, desc: opts.desc });
     const stream = this.knex
       .raw(

@@ -161,6 +161,13 @@ const mailboxOps = {
    * @param {number} mailboxId
    */
   async countMessages(userId, mailboxId) {
+    if (this.listCache && this.listCache.usable(userId, mailboxId)) {
+      // Counted from the list cache's rows (exact by modseq): no scan of the partition.
+      const list = (await this.listCache.rowsOf(this.knex, userId, mailboxId)) || [];
+      let unseen = 0;
+      for (const r of list) if (!r.flags.includes('\\Seen')) unseen++;
+      return { total: list.length, unseen };
+    }
     const r = await this.knex.raw(
       `SELECT count(*)::int AS total,
               count(*) FILTER (WHERE NOT ('\\Seen' = ANY(flags)))::int AS unseen

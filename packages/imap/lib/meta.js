@@ -1,0 +1,203 @@
+'use strict';
+
+/*
+ * IMAP metadata of a message, derived from its bytes once and kept (issue 12: "ENVELOPE and
+ * BODYSTRUCTURE are derived from the raw bytes once … so a client's first sync of a large
+ * mailbox is a narrow read"): the ENVELOPE, BODY and BODYSTRUCTURE values in wire form, and the
+ * raw lines of the header fields mail clients put in their message lists. The mail service
+ * keeps them beside the message (pg: `getImapMeta`/`putImapMeta`); this module derives them,
+ * keeps a bounded in-memory copy (a uid's bytes never change: entries never go stale), and
+ * answers the FETCH items they cover. Anything else reads the message.
+ */
+
+const { serialize } = require('./writer');
+const { describe } = require('./structure');
+const { parseTree, parseFields } = require('./mime-tree');
+
+/**
+ * Header fields kept as raw lines: what Thunderbird, Apple Mail, mutt, K-9 and Outlook ask for
+ * in their list views (BODY.PEEK[HEADER.FIELDS (…)]). A request naming only these is answered
+ * from the kept lines; any other name reads the message.
+ */
+const FIELDS = new Set([
+  'date',
+  'from',
+  'sender',
+  'reply-to',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'message-id',
+  'in-reply-to',
+  'references',
+  'content-type',
+  'priority',
+  'x-priority',
+  'importance',
+  'newsgroups',
+  'list-id',
+  'list-post',
+]);
+
+/** Bytes of metadata kept in memory over all sessions of this process. */
+const CACHE_BYTES = 64 * 1024 * 1024;
+
+class MetaCache {
+  constructor(maxBytes) {
+    this.max = maxBytes;
+    this.bytes = 0;
+    this.map = new Map();
+  }
+  get(key) {
+    const v = this.map.get(key);
+    if (v === undefined) return undefined;
+    this.map.delete(key);
+    this.map.set(key, v);
+    return v;
+  }
+  set(key, v) {
+    const size = metaSize(v) + key.length;
+    const old = this.map.get(key);
+    if (old) this.bytes -= metaSize(old) + key.length;
+    this.map.delete(key);
+    this.map.set(key, v);
+    this.bytes += size;
+    for (const [k, x] of this.map) {
+      if (this.bytes <= this.max) break;
+      this.map.delete(k);
+      this.bytes -= metaSize(x) + k.length;
+    }
+  }
+}
+
+const metaSize = (m) =>
+  m.envelope.length + m.body.length + m.bodystructure.length + m.fields.length + 64;
+
+const cache = new MetaCache(CACHE_BYTES);
+
+/** A response value as wire text (latin1: one char per byte). */
+function wire(value) {
+  return serialize(value, [])
+    .map((x) => (Buffer.isBuffer(x) ? x.toString('latin1') : x))
+    .join('');
+}
+
+/**
+ * @param {Buffer} raw
+ * @returns {{envelope: string, body: string, bodystructure: string, fields: string}}
+ */
+function deriveMeta(raw) {
+  const d = describe(raw);
+  const tree = parseTree(raw);
+  return {
+    envelope: wire(d.envelope),
+    body: wire(d.body),
+    bodystructure: wire(d.bodystructure),
+    fields: tree.fields
+      .filter((f) => FIELDS.has(f.key))
+      .map((f) => f.line)
+      .join(''),
+  };
+}
+
+/**
+ * Whether a FETCH item is answered from metadata alone.
+ * @param {{name: string, section?: object}} it
+ */
+function coveredItem(it) {
+  if (it.name === 'ENVELOPE' || it.name === 'BODY' || it.name === 'BODYSTRUCTURE') return true;
+  if (it.name !== 'BODY[]' || !it.section) return false;
+  const sec = it.section;
+  if (sec.path.length || sec.part !== 'HEADER.FIELDS') return false;
+  for (const f of sec.fields) if (!FIELDS.has(f)) return false;
+  return true;
+}
+
+/**
+ * HEADER.FIELDS of the top-level message from the kept lines: the same bytes as the section
+ * read from the message (its field lines in order, then the blank line, RFC 3501 6.4.5).
+ * @param {string} fields kept lines
+ * @param {Set<string>} names lower-cased field names, all in FIELDS
+ * @returns {Buffer}
+ */
+function headerFields(fields, names) {
+  const lines = parseFields(fields)
+    .filter((f) => names.has(f.key))
+    .map((f) => f.line);
+  lines.push('\r\n');
+  return Buffer.from(lines.join(''), 'latin1');
+}
+
+/**
+ * Metadata of the given uids: from memory, then from the service, then derived from the
+ * messages (read `concurrency` at a time) and kept through the service for next time.
+ * @param {object} be the session's MailBackend (has getImapMeta/putImapMeta)
+ * @param {{name: string, uidvalidity: number}} view
+ * @param {string} user
+ * @param {number[]} uids
+ * @param {{concurrency?: number, logger?: object}} [opts]
+ * @returns {Promise<Map<number, object>>} uid → metadata (expunged messages are missing)
+ */
+async function metaFor(be, view, user, uids, opts = {}) {
+  const out = new Map();
+  const prefix = `${user}\0${view.name}\0${view.uidvalidity}\0`;
+  let missing = [];
+  for (const uid of uids) {
+    const m = cache.get(prefix + uid);
+    if (m) out.set(uid, m);
+    else missing.push(uid);
+  }
+  if (!missing.length) return out;
+  const stored = await be.getImapMeta(view.name, missing);
+  const still = [];
+  for (const uid of missing) {
+    const m = stored.get(uid);
+    if (m) {
+      cache.set(prefix + uid, m);
+      out.set(uid, m);
+    } else still.push(uid);
+  }
+  missing = still;
+  const fresh = [];
+  const conc = opts.concurrency || 8;
+  for (let i = 0; i < missing.length; i += conc) {
+    const batch = missing.slice(i, i + conc);
+    const raws = await Promise.all(
+      batch.map((uid) =>
+        be.getRaw(view.name, uid).catch((err) => {
+          if (err && (err.code === 'MESSAGE_NOT_FOUND' || err.code === 'MAILBOX_NOT_FOUND')) {
+            return null;
+          }
+          throw err;
+        }),
+      ),
+    );
+    batch.forEach((uid, k) => {
+      if (!raws[k]) return;
+      const m = deriveMeta(raws[k]);
+      cache.set(prefix + uid, m);
+      out.set(uid, m);
+      // PostgreSQL text cannot hold NUL: such a message's metadata is derived again next time.
+      if (!hasNul(m)) fresh.push({ uid, ...m });
+    });
+  }
+  for (let i = 0; i < fresh.length; i += 500) {
+    try {
+      await be.putImapMeta(view.name, fresh.slice(i, i + 500));
+    } catch (err) {
+      // Keeping metadata is an optimisation: a failure costs a re-derivation, not the answer.
+      if (opts.logger) opts.logger.warn({ err: err.code || err.message }, 'imap meta not kept');
+      break;
+    }
+  }
+  return out;
+}
+
+const hasNul = (m) =>
+  m.envelope.includes('\0') ||
+  m.body.includes('\0') ||
+  m.bodystructure.includes('\0') ||
+  m.fields.includes('\0');
+
+module.exports = { FIELDS, deriveMeta, coveredItem, headerFields, metaFor, MetaCache };

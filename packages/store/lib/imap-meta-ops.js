@@ -1,0 +1,66 @@
+'use strict';
+
+/*
+ * The IMAP metadata columns of messages (see migrations/20261123150000_imap_meta.js): read in
+ * one query for a set of uids, written in one statement for a batch. Writing them is not a
+ * change of the message (no modseq, no outbox row): they are derived from bytes that never
+ * change, so a reader that saw NULL and one that sees the value agree.
+ */
+
+const imapMetaOps = {
+  /**
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {number[]} uids
+   * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string}>>}
+   *   only the uids whose metadata is stored
+   */
+  async getImapMeta(userId, mailboxId, uids) {
+    const out = new Map();
+    if (!uids.length) return out;
+    const r = await this.knex.raw(
+      `SELECT m.uid, m.imap_envelope, m.imap_body, m.imap_bodystructure, m.imap_fields
+         FROM messages m
+        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = ANY(?::bigint[])
+          AND m.imap_envelope IS NOT NULL AND NOT m.expunged`,
+      [userId, mailboxId, uids],
+    );
+    for (const x of r.rows) {
+      out.set(Number(x.uid), {
+        envelope: x.imap_envelope,
+        body: x.imap_body,
+        bodystructure: x.imap_bodystructure,
+        fields: x.imap_fields,
+      });
+    }
+    return out;
+  },
+
+  /**
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
+   */
+  async putImapMeta(userId, mailboxId, list) {
+    if (!list.length) return;
+    await this.knex.raw(
+      `UPDATE messages m
+          SET imap_envelope = v.envelope, imap_body = v.body,
+              imap_bodystructure = v.bodystructure, imap_fields = v.fields
+         FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
+              AS v(uid, envelope, body, bodystructure, fields)
+        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid`,
+      [
+        list.map((x) => x.uid),
+        list.map((x) => x.envelope),
+        list.map((x) => x.body),
+        list.map((x) => x.bodystructure),
+        list.map((x) => x.fields),
+        userId,
+        mailboxId,
+      ],
+    );
+  },
+};
+
+module.exports = { imapMetaOps };

@@ -1,7 +1,7 @@
 'use strict';
 
 /*
- * The IMAP metadata columns of messages (see migrations/20261123150000_imap_meta.js): read in
+ * The IMAP metadata columns of messages (see migrations/20261123151000_imap_meta.js): read in
  * one query for a set of uids, written in one statement for a batch. Writing them is not a
  * change of the message (no modseq, no outbox row): they are derived from bytes that never
  * change, so a reader that saw NULL and one that sees the value agree.

@@ -27,6 +27,9 @@ const DEFAULT_MEMORY_MB = 256;
  *   default `{ok: false, reason, detail}`
  */
 
+// A thread that has not loaded after this long is treated as failed (see check()).
+const STARTUP_LIMIT_MS = 60000;
+
 class BoundedPool {
   /** @param {BoundedPoolOptions} opts */
   constructor(opts) {
@@ -47,7 +50,8 @@ class BoundedPool {
 
   /** Threads are started on first use, so a pool that is never used costs nothing. */
   spawn() {
-    const state = new Int32Array(new SharedArrayBuffer(8));
+    // [item index, progress counter, loaded flag] (bounded-worker.js)
+    const state = new Int32Array(new SharedArrayBuffer(12));
     const resourceLimits = {};
     if (this.memoryMb > 0) resourceLimits.maxOldGenerationSizeMb = this.memoryMb;
     if (this.youngMb) resourceLimits.maxYoungGenerationSizeMb = this.youngMb;
@@ -55,7 +59,7 @@ class BoundedPool {
       workerData: { module: this.module, state: state.buffer },
       resourceLimits,
     });
-    const t = { w, state, job: null, seq: 0, since: 0, dead: false };
+    const t = { w, state, job: null, seq: 0, since: 0, born: Date.now(), dead: false };
     w.on('message', ({ id, results }) => {
       const job = t.job;
       if (!job || job.id !== id) return;
@@ -140,7 +144,10 @@ class BoundedPool {
     for (const t of this.threads) {
       if (!t.job || t.dead) continue;
       const seq = Atomics.load(t.state, 1);
-      if (seq !== t.seq) {
+      if (Atomics.load(t.state, 2) === 0 && now - t.born < STARTUP_LIMIT_MS) {
+        // Still loading its modules: not yet parsing anything, so nothing is over budget.
+        t.since = now;
+      } else if (seq !== t.seq) {
         t.seq = seq;
         t.since = now;
       } else if (now - t.since > this.timeMs) {

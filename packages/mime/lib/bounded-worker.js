@@ -8,6 +8,9 @@ const { parentPort, workerData } = require('node:worker_threads');
 
 const handler = require(workerData.module);
 const state = new Int32Array(workerData.state);
+// Loaded: from now on the pool's watchdog counts time (thread start-up, which under CPU
+// contention can take seconds, is not a message's parse time).
+Atomics.store(state, 2, 1);
 
 parentPort.on('message', ({ id, items, opts }) => {
   const results = new Array(items.length);

@@ -52,3 +52,19 @@ test('size 0 runs inline', async () => {
   pool = new BoundedPool({ module: HANDLER, size: 0 });
   expect(await pool.run([{ value: 'x' }])).toEqual([{ ok: true, value: 'x' }]);
 });
+
+test('thread start-up is not parse time: a slow-loading thread does not fail its first items', async () => {
+  // Before the fix the watchdog counted from dispatch, so every item of a fresh thread on a
+  // loaded machine was "over budget" and each replacement thread failed the same way.
+  pool = new BoundedPool({
+    module: path.join(__dirname, 'fixtures', 'slow-load-handler.js'),
+    size: 1,
+    timeMs: 200,
+  });
+  const out = await pool.run([{ value: 1 }, { value: 2 }]);
+  expect(out).toEqual([
+    { ok: true, value: 1 },
+    { ok: true, value: 2 },
+  ]);
+  expect(pool.replaced).toBe(0);
+});

@@ -245,6 +245,37 @@ describeEs('test/pg-faults.test.js', 'PostgreSQL SIGKILL faults', (es) => {
     await esClean();
   });
 
+  test('a backend still busy when the postmaster dies does not stop the next start', async () => {
+    if (es.skipped()) return;
+    // A CPU-bound statement (a big GIN merge, a long scan) does not notice its postmaster's
+    // death and keeps the old shared memory attached; pg then refuses to start until it ends.
+    const { Client } = require('pg');
+    const busy = new Client({ connectionString: pg.url() });
+    busy.on('error', () => {});
+    await busy.connect();
+    const pid = (await busy.query('SELECT pg_backend_pid() AS p')).rows[0].p;
+    const long = busy.query('SELECT count(*) FROM generate_series(1, 10000000000)').catch(() => {});
+    try {
+      await sleep(300);
+      await killPostmaster();
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      const r = await run(['ls', '--user', 'kim', '--json']);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(() => process.kill(pid, 0)).toThrow();
+    } finally {
+      // Never leave a CPU-bound orphan behind, whatever failed above.
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* reaped */
+      }
+      await long;
+      await busy.end().catch(() => {});
+      await connect();
+    }
+  });
+
   test('killed mid flag change: all or nothing, the retry applies once, outbox drains', async () => {
     if (es.skipped()) return;
     const kim = await store.getUser('kim');

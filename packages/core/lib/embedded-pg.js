@@ -88,7 +88,10 @@ class EmbeddedPostgres {
     await this.withLock(async () => {
       if (!fs.existsSync(path.join(this.dataDir, 'PG_VERSION'))) this.initialise();
       const state = this.readState();
-      if (!this.runningPid()) await this.start(state);
+      if (!this.runningPid()) {
+        await this.reapOrphans();
+        await this.start(state);
+      }
       const now = this.readState();
       if (opts.persistent && !now.persistent) this.writeState({ ...now, persistent: true });
       fs.mkdirSync(this.clientsDir, { recursive: true });
@@ -96,6 +99,38 @@ class EmbeddedPostgres {
       this.registered = true;
     });
     return this.url();
+  }
+
+  /**
+   * Backends left running by a postmaster that died (SIGKILL, OOM killer): a backend busy in
+   * a CPU-bound statement does not notice its postmaster's death until it next waits, and
+   * while it lives it keeps the old shared memory attached, so a new postmaster refuses to
+   * start ("pre-existing shared memory block is still in use"). They are found by their
+   * working directory (every server process runs in the data directory; Linux /proc), given
+   * a moment to exit, then killed: their server is gone, so this is the crash it already
+   * was, and WAL recovery at start makes it consistent.
+   * @returns {Promise<number[]>} pids that were still running
+   */
+  async reapOrphans() {
+    const found = processesIn(this.dataDir);
+    if (!found.length) return found;
+    const deadline = Date.now() + 2000;
+    let left = found;
+    while (left.length && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = left.filter(pidAlive);
+    }
+    for (const pid of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* exited meanwhile */
+      }
+    }
+    for (let i = 0; i < 100 && left.some(pidAlive); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return found;
   }
 
   /** @returns {string} */
@@ -299,6 +334,38 @@ function pidAlive(pid) {
   } catch (err) {
     return err.code === 'EPERM';
   }
+}
+
+/**
+ * Pids of the processes whose working directory is `dir` (none where /proc is missing).
+ * @param {string} dir
+ * @returns {number[]}
+ */
+function processesIn(dir) {
+  let real;
+  let names;
+  try {
+    real = fs.realpathSync(dir);
+    names = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      // Server processes only (their comm stays `postgres` whatever their title says).
+      if (
+        fs.readlinkSync(`/proc/${name}/cwd`) === real &&
+        fs.readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'postgres'
+      ) {
+        out.push(Number(name));
+      }
+    } catch {
+      /* gone, or not ours to look at */
+    }
+  }
+  return out;
 }
 
 /*

@@ -7,6 +7,7 @@
  * outside CI it skips without them, in CI it must run.
  */
 
+const { skipNotice } = require('./support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const net = require('node:net');
@@ -106,7 +107,7 @@ async function connect(inst) {
 }
 
 if (skipReason && !inCI) {
-  console.log(`skipping test/dovecot-server.test.js: ${skipReason}`);
+  skipNotice(__filename, skipReason);
   test.skip(`real Dovecot server (${skipReason})`, () => {});
 } else {
   describe.each(['mbox', 'maildir'])('Dovecot serving %s', (format) => {

@@ -5,6 +5,7 @@
  * mirror relies on. Needs ELASTICSEARCH_URL; outside CI it skips without it, in CI it fails.
  */
 
+const { skipNotice } = require('./support/skip');
 const { Client } = require('@elastic/elasticsearch');
 
 const url = process.env.ELASTICSEARCH_URL;
@@ -18,9 +19,9 @@ if (!url) {
       );
     });
   } else {
-    console.log(
-      'skipping test/elasticsearch-node.test.js: ELASTICSEARCH_URL is not set ' +
-        '(run `npm run es:start` and set ELASTICSEARCH_URL=http://127.0.0.1:9200)',
+    skipNotice(
+      __filename,
+      'ELASTICSEARCH_URL is not set (run `npm run es:start` and set ELASTICSEARCH_URL=http://127.0.0.1:9200)',
     );
     test.skip('local Elasticsearch node (ELASTICSEARCH_URL not set)', () => {});
   }

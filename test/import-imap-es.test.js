@@ -7,6 +7,7 @@
  * drain) ships them. Needs Dovecot (root) and Elasticsearch; skips with the reason outside CI.
  */
 
+const { skipNotice } = require('./support/skip');
 const path = require('node:path');
 const { ImapFlow } = require('imapflow');
 const dovecot = require('../scripts/dovecot/dovecot.js');
@@ -23,7 +24,7 @@ const dovecotMissing = !dovecot.installed()
     ? 'dovecot instances need root'
     : null;
 if (dovecotMissing && inCI) throw new Error(`${FILE} must run in CI: ${dovecotMissing}`);
-if (dovecotMissing) console.log(`skipping ${FILE}: ${dovecotMissing}`);
+if (dovecotMissing) skipNotice(__filename, dovecotMissing);
 
 const suite = useCliSuite('imap-es');
 

@@ -10,6 +10,7 @@
  * differ per backend. Needs Dovecot and root (skips with a reason outside CI).
  */
 
+const { skipNotice } = require('./support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -31,7 +32,7 @@ const skipReason = !dovecot.installed()
       ? 'shared corpus not found'
       : null;
 if (skipReason && inCI) throw new Error(`legacy equivalence must run in CI: ${skipReason}`);
-if (skipReason) console.log(`skipped legacy equivalence: ${skipReason}`);
+if (skipReason) skipNotice(__filename, skipReason);
 const d = skipReason ? describe.skip : describe;
 
 const N = 400;

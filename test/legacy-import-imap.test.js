@@ -7,6 +7,7 @@
  * SIGKILL resumes without duplicates. Needs Dovecot and root (skips with a reason outside CI).
  */
 
+const { skipNotice } = require('./support/skip');
 const path = require('node:path');
 const { ImapFlow } = require('imapflow');
 const dovecot = require('../scripts/dovecot/dovecot.js');
@@ -26,7 +27,7 @@ const skipReason = !dovecot.installed()
       ? 'shared corpus not found'
       : null;
 if (skipReason && inCI) throw new Error(`import imap tests must run in CI: ${skipReason}`);
-if (skipReason) console.log(`skipped import imap: ${skipReason}`);
+if (skipReason) skipNotice(__filename, skipReason);
 const d = skipReason ? describe.skip : describe;
 
 d('mailgate import imap from Dovecot', () => {

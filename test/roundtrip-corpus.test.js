@@ -1,5 +1,6 @@
 'use strict';
 
+const { skipNotice } = require('./support/skip');
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
@@ -9,7 +10,7 @@ const { corpusDir } = require('./support/corpus');
 // Round trips on the shared real-mail corpus (44,755 Enron messages, ~470 parser fixtures).
 const dir = corpusDir();
 const maybe = dir ? describe : describe.skip;
-if (!dir) console.log('skipping corpus round trips: ../shared/corpus not found');
+if (!dir) skipNotice(__filename, 'the shared corpus (../shared/corpus) is not beside the checkout');
 
 const suite = useCliSuite('rt');
 const { tmp } = suite;

@@ -1,5 +1,6 @@
 'use strict';
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -13,6 +14,8 @@ const { syntheticCorpus } = require('./fixtures');
 
 const dovecot = require('../../../scripts/dovecot/dovecot.js');
 const withDovecot = dovecot.installed() && process.getuid && process.getuid() === 0;
+if (!withDovecot)
+  skipNotice(__filename, 'Dovecot needs dovecot-imapd and root', 'Dovecot backends');
 
 describe('backend adapters', () => {
   let db;
@@ -146,6 +149,7 @@ describe('backend adapters', () => {
   }, 400000);
 
   const esUrl = process.env.ELASTICSEARCH_URL;
+  if (!esUrl) skipNotice(__filename, 'ELASTICSEARCH_URL is not set', 'es requests');
   (esUrl ? test : test.skip)(
     'es answers the word, sender and date requests as pg does',
     async () => {

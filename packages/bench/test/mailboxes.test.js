@@ -1,5 +1,6 @@
 'use strict';
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -63,6 +64,12 @@ describe('mailbox builder', () => {
   });
 
   const real = corpusDir();
+  if (!real)
+    skipNotice(
+      __filename,
+      'the shared corpus (../shared/corpus) is not beside the checkout',
+      'study sizes',
+    );
   (real ? test : test.skip)('the study sizes from the real Enron corpus', () => {
     const root = path.join(real, 'enron', 'maildir');
     const large = listMessages(root, SIZES.large);

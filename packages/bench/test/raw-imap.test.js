@@ -1,5 +1,6 @@
 'use strict';
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -146,7 +147,7 @@ const dovecot = require('../../../scripts/dovecot/dovecot.js');
 const haveDovecot = dovecot.installed();
 if (!haveDovecot) {
   if (process.env.CI === 'true') throw new Error('CI: Dovecot is required for raw-imap.test.js');
-  console.log('raw-imap.test.js › real Dovecot: skipped (dovecot-imapd is not installed)');
+  skipNotice(__filename, 'dovecot-imapd is not installed', 'real Dovecot');
 }
 
 (haveDovecot ? describe : describe.skip)('RawImapClient against the real Dovecot', () => {

@@ -1,5 +1,6 @@
 'use strict';
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -23,7 +24,7 @@ function tool(bin) {
   const r = spawnSync('sh', ['-c', `command -v ${bin}`], { encoding: 'utf8' });
   if (r.status === 0) return r.stdout.trim();
   if (process.env.CI) throw new Error(`${bin} is required in CI (.ci/run installs it)`);
-  console.log(`skipping ${bin} tests: ${bin} is not installed`);
+  skipNotice(__filename, `${bin} is not installed`, `${bin} tests`);
   return null;
 }
 

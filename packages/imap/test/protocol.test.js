@@ -1,5 +1,6 @@
 'use strict';
 
+const { skipNotice } = require('../../../test/support/skip');
 const { ImapFlow } = require('imapflow');
 const { createImapServer } = require('../lib');
 const { MemoryService } = require('./memory-service');
@@ -304,7 +305,7 @@ describe('TLS', () => {
       cert = fs.readFileSync(path.join(dir, 'cert.pem'));
     } catch {
       hasOpenssl = false;
-      console.log('skipping TLS tests: openssl is not installed');
+      skipNotice(__filename, 'openssl is not installed', 'TLS tests');
     }
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

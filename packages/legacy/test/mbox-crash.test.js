@@ -8,6 +8,7 @@
  * two concurrent writers never lose each other's changes.
  */
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -22,7 +23,7 @@ process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
 
 const dir = corpusDir();
 const d = dir ? describe : describe.skip;
-if (!dir) console.log('skipped: shared corpus not found (../shared/corpus)');
+if (!dir) skipNotice(__filename, 'the shared corpus (../shared/corpus) is not beside the checkout');
 
 const CHILD = `
 const { MboxBackend } = require(${JSON.stringify(path.resolve(__dirname, '..'))});

@@ -10,6 +10,7 @@
  * Needs root, Dovecot and procmail; outside CI it skips without them, in CI it must run.
  */
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -40,7 +41,7 @@ const skipReason = !dovecot.installed()
       ? 'dovecot instances need root'
       : null;
 if (skipReason && inCI) throw new Error(`mbox writer tests must run in CI: ${skipReason}`);
-if (skipReason) console.log(`skipped mbox-writers.test.js: ${skipReason}`);
+if (skipReason) skipNotice(__filename, skipReason);
 const d = skipReason ? describe.skip : describe;
 
 let seq = 0;

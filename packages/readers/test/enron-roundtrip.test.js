@@ -1,6 +1,7 @@
 'use strict';
 
 // Property test on real mail: Enron messages → mbox → MboxSplitter → same bytes.
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('fs');
 const path = require('path');
 const { makeFromLine, escapeMessage, exportEntry } = require('../lib');
@@ -10,6 +11,8 @@ const { corpusDir } = require('../../../test/support/corpus');
 const dir = corpusDir();
 const enron = dir && path.join(dir, 'enron', 'maildir');
 const maybe = enron && fs.existsSync(enron) ? describe : describe.skip;
+if (maybe === describe.skip)
+  skipNotice(__filename, 'the Enron corpus (../shared/corpus) is not beside the checkout');
 
 /** A deterministic ~0.7% sample of the whole tree (a few hundred files). */
 function pickFiles() {

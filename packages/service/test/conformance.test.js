@@ -10,6 +10,7 @@
  * left out with a printed reason.
  */
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -28,7 +29,7 @@ const isRoot = !process.getuid || process.getuid() === 0;
 const corpus = corpusDir();
 if (!corpus) {
   if (inCI) throw new Error('conformance must run in CI: shared corpus not found');
-  console.log('skipped service conformance: shared corpus not found');
+  skipNotice(__filename, 'the shared corpus (../shared/corpus) is not beside the checkout');
 }
 const imapSkip = !dovecot.installed()
   ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
@@ -36,7 +37,7 @@ const imapSkip = !dovecot.installed()
     ? 'dovecot instances need root'
     : null;
 if (imapSkip && inCI) throw new Error(`conformance must run imap in CI: ${imapSkip}`);
-if (imapSkip) console.log(`service conformance: imap backend left out: ${imapSkip}`);
+if (imapSkip) skipNotice(__filename, imapSkip, 'imap backend');
 
 const N = 40;
 
@@ -113,7 +114,7 @@ d('service conformance: every backend, the same real messages', () => {
     }
     esSkip = await esUnavailableReason();
     if (esSkip && inCI) throw new Error(`conformance must run es in CI: ${esSkip}`);
-    if (esSkip) console.log(`service conformance: es backend left out: ${esSkip}`);
+    if (esSkip) skipNotice(__filename, esSkip, 'es backend');
     db = await createTestDatabase();
     const env = { MAILGATE_HOME: home, LOG_LEVEL: 'silent' };
     if (!esSkip) {

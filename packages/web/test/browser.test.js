@@ -2,6 +2,7 @@
 
 /* global window, document -- the functions given to page.evaluate run in the browser */
 
+const { skipNotice } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const path = require('node:path');
 const { hashPassword } = require('@mailgate/core');
@@ -20,7 +21,7 @@ const t = require('./support');
  */
 
 const skip = t.chromiumMissing();
-if (skip) console.log(`skipping packages/web/test/browser.test.js: ${skip}`);
+if (skip) skipNotice(__filename, skip);
 const maybe = skip ? describe.skip : describe;
 
 const USER = 'dave';

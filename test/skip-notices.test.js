@@ -1,0 +1,50 @@
+'use strict';
+
+/*
+ * Every test file that can skip (outside CI: no Elasticsearch, Dovecot, corpus, …) prints its
+ * name and the reason: through skipNotice (test/support/skip.js) or describeEs
+ * (test/support/es.js, which prints `skipping <file>: <reason>`).
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const SKIPS =
+  /\b(?:describe|test|it)\.skip\b|\?\s*(?:describe|test|it)\s*:\s*(?:describe|test|it)\.skip/;
+
+function testFiles(dir, out = []) {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) testFiles(p, out);
+    else if (e.name.endsWith('.test.js')) out.push(p);
+  }
+  return out;
+}
+
+test('every skipping test file prints its name and the reason', () => {
+  const files = [...testFiles(path.join(ROOT, 'test')), ...testFiles(path.join(ROOT, 'packages'))];
+  expect(files.length).toBeGreaterThan(30);
+  const silent = [];
+  for (const f of files) {
+    const src = fs.readFileSync(f, 'utf8');
+    const rel = path.relative(ROOT, f);
+    if (f === __filename) continue;
+    if (!SKIPS.test(src) && !src.includes('describeEs(')) continue;
+    const notice = /skipNotice\(\s*__filename/.test(src) || src.includes(`describeEs('${rel}'`);
+    if (!notice) silent.push(rel);
+  }
+  expect(silent).toEqual([]);
+});
+
+test('skipNotice prints the file relative to the repository and the reason', () => {
+  const { skipNotice } = require('./support/skip');
+  const log = jest.spyOn(console, 'log').mockImplementation(() => {});
+  try {
+    skipNotice(path.join(ROOT, 'packages', 'x', 'test', 'y.test.js'), 'no corpus', 'real mail');
+    expect(log).toHaveBeenCalledWith('skipping packages/x/test/y.test.js › real mail: no corpus');
+  } finally {
+    log.mockRestore();
+  }
+});

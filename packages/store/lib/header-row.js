@@ -11,10 +11,38 @@
 /** Columns a header row is built from (alias `m` = messages), the only copy of this list. */
 const HEADER_COLUMNS = `m.uid, m.mailbox_id, m.from_name, m.from_addr, m.to_addrs, m.cc_addrs,
   m.subject, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
-  m.message_id, m.modseq`;
+  m.message_id, m.modseq, m.preview, m.thread_id`;
 
 /** Fields that change after a message is stored; the rest is static (see headerJson). */
-const VOLATILE = ['uid', 'flags', 'keywords', 'modseq'];
+const VOLATILE = ['uid', 'flags', 'keywords', 'modseq', 'threadId'];
+
+/** Longest preview kept (characters): a list row shows one line of it. */
+const PREVIEW_CHARS = 160;
+
+/**
+ * The preview of a message body: its first words, without quoted text (`>` lines), the
+ * "On … wrote:" line that introduces it, or the signature, whitespace collapsed.
+ * @param {string|null|undefined} bodyText
+ * @returns {string|null}
+ */
+function previewOf(bodyText) {
+  if (!bodyText) return null;
+  const lines = [];
+  let length = 0;
+  for (const line of String(bodyText).slice(0, 20000).split(/\r?\n/)) {
+    const l = line.trim();
+    if (l === '--' || l === '-- ') break;
+    if (!l || l.startsWith('>') || /^(on .{1,200} wrote:|-+ ?original message ?-+)$/i.test(l)) {
+      continue;
+    }
+    lines.push(l);
+    length += l.length + 1;
+    if (length > PREVIEW_CHARS) break;
+  }
+  const text = lines.join(' ').replace(/\s+/g, ' ').trim();
+  if (!text) return null;
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
+}
 
 const iso = (d) => {
   if (d == null || d === '') return null;
@@ -28,10 +56,11 @@ const iso = (d) => {
  * @param {{uid: number, fromName?: string|null, fromAddr?: string|null, to?: object[], cc?: object[],
  *   subject?: string|null, date?: Date|string|null, internalDate?: Date|string|null, size: number,
  *   flags?: string[], keywords?: string[], hasAttachments?: boolean, messageId?: string|null,
- *   modseq?: number}} f
+ *   modseq?: number, preview?: string|null, threadId?: string|null}} f
  * @returns {{uid: number, from: {name: string, address: string}|null, to: object[], cc: object[],
  *   subject: string|null, date: string|null, internalDate: string|null, size: number, flags: string[],
- *   keywords: string[], hasAttachments: boolean, messageId: string|null, modseq: number}}
+ *   keywords: string[], hasAttachments: boolean, messageId: string|null, modseq: number,
+ *   preview: string|null, threadId: string|null}}
  */
 function buildHeaderRow(f) {
   return {
@@ -48,6 +77,8 @@ function buildHeaderRow(f) {
     hasAttachments: Boolean(f.hasAttachments),
     messageId: f.messageId ?? null,
     modseq: Number(f.modseq || 0),
+    preview: f.preview ?? null,
+    threadId: f.threadId ?? null,
   };
 }
 
@@ -71,6 +102,8 @@ function headerRow(r) {
     hasAttachments: r.has_attachments,
     messageId: r.message_id,
     modseq: r.modseq,
+    preview: r.preview,
+    threadId: r.thread_id,
   });
 }
 
@@ -96,6 +129,7 @@ function headerRowFromParsed(p, meta) {
     hasAttachments: meta.hasAttachments ?? Boolean(p && p.hasAttachments),
     messageId: p ? p.messageId : null,
     modseq: meta.modseq,
+    preview: p ? previewOf(p.bodyText) : null,
   });
 }
 
@@ -119,7 +153,8 @@ function headerJson(row) {
  */
 const HEADER_JSON_SQL = `'{"uid":' || m.uid || ',' || m.header_json || ',"flags":' ||
   array_to_json(m.flags)::text || ',"keywords":' || array_to_json(m.keywords)::text ||
-  ',"modseq":' || m.modseq || '}'`;
+  ',"modseq":' || m.modseq || ',"threadId":' || coalesce(to_json(m.thread_id)::text, 'null') ||
+  '}'`;
 
 module.exports = {
   HEADER_COLUMNS,
@@ -128,4 +163,5 @@ module.exports = {
   headerRow,
   headerRowFromParsed,
   headerJson,
+  previewOf,
 };

@@ -10,6 +10,7 @@ const { PgStore } = require('./pg-store');
 const headerRow = require('./header-row');
 const { splitFlags, SYSTEM_FLAGS } = require('@mailgate/readers');
 const { hashToken } = require('./tokens');
+const { threadIds, baseSubject } = require('./thread-ops');
 
 Object.assign(
   PgStore.prototype,
@@ -20,6 +21,7 @@ Object.assign(
   require('./import-ops').importOps,
   require('./search-order').searchOrderOps,
   require('./imap-meta-ops').imapMetaOps,
+  require('./thread-ops').threadOps,
 );
 
 module.exports = {
@@ -28,4 +30,6 @@ module.exports = {
   splitFlags,
   SYSTEM_FLAGS,
   hashToken,
+  threadIds,
+  baseSubject,
 };

@@ -509,6 +509,8 @@ const MESSAGE_COLUMNS = [
   'body_text',
   'header_json',
   'source_name',
+  'preview',
+  'thread_id',
 ];
 const SOURCE_COLUMNS = [
   'user_id',

@@ -1,6 +1,8 @@
 'use strict';
 
 const { parseMessage, MessageParseError } = require('@mailgate/mime');
+// The pure header-row module only: parse workers need no database client.
+const { previewOf } = require('@mailgate/store/header-row');
 
 /**
  * Derives the `messages` columns of one raw message. Pure; runs in parse workers.
@@ -43,6 +45,8 @@ function deriveRow(raw, opts = {}) {
       // multi-byte encoding lower-cases the whole text of every row it rechecks).
       header_text: (p.headerText || '').toLowerCase(),
       body_text: (p.bodyText || '').toLowerCase(),
+      // The list row's snippet (webmail, issue 14).
+      preview: previewOf(p.bodyText),
     },
   };
 }

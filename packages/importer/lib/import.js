@@ -53,6 +53,9 @@ async function runImport(opts) {
   } finally {
     await run.close();
   }
+  // Thread stage: the new messages join (and may merge) the user's threads (jwz linking in
+  // the store); one pass per import, since replies can arrive before what they answer.
+  if (run.report.imported && opts.store.assignThreads) await opts.store.assignThreads(run.user.id);
   return run.finish();
 }
 

@@ -204,6 +204,8 @@ describe('mailboxes and header scans', () => {
       hasAttachments: false,
       messageId: null,
       modseq: expect.any(Number),
+      preview: 'Wishing you a happy day.',
+      threadId: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
   });
 

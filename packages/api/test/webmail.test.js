@@ -412,3 +412,104 @@ describe('search: total, order, cursor, limit', () => {
     ]);
   });
 });
+
+describe('threads and previews', () => {
+  let dana;
+  beforeAll(async () => {
+    dana = await t.user('dana');
+    await t.mail('dana', 'INBOX', [
+      msg({
+        subject: 'Lunch plan',
+        date: 'Mon, 04 Mar 2002 10:00:00 +0000',
+        headers: ['Message-ID: <lunch@x>'],
+        body: 'Shall we meet at noon?\n\n-- \nDana\n',
+      }),
+      msg({
+        subject: 'Re: Lunch plan',
+        date: 'Mon, 04 Mar 2002 11:00:00 +0000',
+        headers: ['Message-ID: <lunch-2@x>', 'In-Reply-To: <lunch@x>'],
+        body: 'On Mon, Dana wrote:\n> Shall we meet at noon?\n\nYes, noon works.\n',
+      }),
+      msg({
+        subject: 'Unrelated',
+        date: 'Tue, 05 Mar 2002 10:00:00 +0000',
+        headers: ['Message-ID: <u@x>'],
+      }),
+    ]);
+    // A later import: a reply that names its parent only by subject lands in another mailbox.
+    await t.mail('dana', 'Sent', [
+      msg({
+        subject: 'RE: lunch plan',
+        date: 'Mon, 04 Mar 2002 12:00:00 +0000',
+        headers: ['Message-ID: <lunch-3@x>'],
+      }),
+    ]);
+  });
+
+  test('header rows carry a preview without quotes or signature, and a thread id', async () => {
+    const rows = (await call('GET', '/mailboxes/INBOX/messages?order=uid', undefined, dana)).json()
+      .messages;
+    expect(rows.map((r) => r.preview)).toEqual([
+      'Shall we meet at noon?',
+      'Yes, noon works.',
+      'Hello there.',
+    ]);
+    expect(rows[0].threadId).toMatch(/^[0-9a-f]{16}$/);
+    expect(rows[1].threadId).toBe(rows[0].threadId);
+    expect(rows[2].threadId).not.toBe(rows[0].threadId);
+    const found = (await call('GET', '/search?q=noon', undefined, dana)).json();
+    expect(found.messages[0].preview).toBe('Shall we meet at noon?');
+    expect(found.messages[0].threadId).toBe(rows[0].threadId);
+  });
+
+  test('GET /threads lists threads newest first with counts; a thread lists its messages across mailboxes', async () => {
+    const list = (await call('GET', '/threads', undefined, dana)).json();
+    expect(list.threads.map((x) => [x.subject, x.messages, x.unseen])).toEqual([
+      ['Unrelated', 1, 1],
+      ['Lunch plan', 3, 3],
+    ]);
+    expect(list.nextCursor).toBeNull();
+    const id = list.threads[1].threadId;
+    const one = (await call('GET', `/threads/${id}`, undefined, dana)).json();
+    expect(one.messages.map((m) => [m.mailbox, m.subject])).toEqual([
+      ['INBOX', 'Lunch plan'],
+      ['INBOX', 'Re: Lunch plan'],
+      ['Sent', 'RE: lunch plan'],
+    ]);
+    // Paged: one thread per page, the cursor leads to the next.
+    const p1 = (await call('GET', '/threads?limit=1', undefined, dana)).json();
+    expect(p1.threads).toHaveLength(1);
+    const p2 = (
+      await call(
+        'GET',
+        `/threads?limit=1&cursor=${encodeURIComponent(p1.nextCursor)}`,
+        undefined,
+        dana,
+      )
+    ).json();
+    expect(p2.threads.map((x) => x.subject)).toEqual(['Lunch plan']);
+    expect(p2.nextCursor).toBeNull();
+    // Only threads with a message in Sent.
+    const sent = (await call('GET', '/threads?mailbox=Sent', undefined, dana)).json();
+    expect(sent.threads.map((x) => [x.subject, x.messages])).toEqual([['Lunch plan', 3]]);
+  });
+
+  test("another user's thread is not found; legacy backends say they cannot thread", async () => {
+    const id = (await call('GET', '/threads', undefined, dana)).json().threads[0].threadId;
+    expect(errorOf(await call('GET', `/threads/${id}`, undefined, bob))).toEqual([
+      404,
+      'THREAD_NOT_FOUND',
+    ]);
+    expect(
+      (await call('GET', '/threads', undefined, bob))
+        .json()
+        .threads.every((x) => x.threadId !== id),
+    ).toBe(true);
+    expect(errorOf(await call('GET', '/threads?mailbox=Sent', undefined, bob))).toEqual([
+      404,
+      'MAILBOX_NOT_FOUND',
+    ]);
+    expect(errorOf(await call('GET', '/threads?cursor=zzz', undefined, dana))[0]).toBe(400);
+    expect(errorOf(await call('GET', `/threads/${id}?backend=mbox`, undefined, dana))[0]).toBe(400);
+  });
+});

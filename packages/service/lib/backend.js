@@ -39,6 +39,9 @@ const OPERATIONS = Object.freeze([
   // lines): what lets an IMAP server answer a first sync without reading every message.
   'getImapMeta',
   'putImapMeta',
+  // Threads (webmail): thread ids computed at import by the store.
+  'listThreads',
+  'threadMessages',
 ]);
 
 /** What every backend reads and changes (the legacy media included). */

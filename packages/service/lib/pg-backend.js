@@ -246,6 +246,31 @@ class PgBackend extends MailBackend {
     return this.store.listSubscriptions(this.user.id);
   }
 
+  /**
+   * Threads (thread ids computed at import), newest activity first, keyset-paged.
+   * @param {{mailbox?: string, limit?: number, cursor?: string}} [opts]
+   * @returns {Promise<{threads: object[], nextCursor: string|null}>}
+   */
+  async listThreads(opts = {}) {
+    const mailboxId = opts.mailbox != null ? await this.mailboxId(opts.mailbox) : undefined;
+    const after = decodeCursor(opts.cursor);
+    if (after && (typeof after.d !== 'string' || typeof after.t !== 'string')) {
+      throw new errors.INVALID_CURSOR('not a thread cursor');
+    }
+    const r = await this.store.listThreads(this.user.id, { mailboxId, limit: opts.limit, after });
+    return { threads: r.threads, nextCursor: r.next ? encodeCursor(r.next) : null };
+  }
+
+  /**
+   * A thread's messages, oldest first, each with its mailbox (THREAD_NOT_FOUND otherwise).
+   * @param {string} threadId
+   */
+  async threadMessages(threadId) {
+    const names = await this.store.mailboxNamesById(this.user.id);
+    const rows = await this.store.threadMessages(this.user.id, String(threadId));
+    return rows.map(({ mailboxId: id, ...row }) => ({ ...row, mailbox: names.get(id) }));
+  }
+
   async changesSince(mailbox, modseq) {
     return this.store.changesSince(this.user.id, await this.mailboxId(mailbox), Number(modseq));
   }

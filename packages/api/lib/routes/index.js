@@ -19,4 +19,5 @@ module.exports = [
   require('./append'),
   require('./changes'),
   require('./sign-in-link'),
+  require('./threads'),
 ];

@@ -28,6 +28,14 @@ const headerProps = {
   hasAttachments: { type: 'boolean' },
   messageId: { type: ['string', 'null'] },
   modseq: { type: 'integer' },
+  preview: {
+    type: ['string', 'null'],
+    description: 'the first words of the body, plain text (computed at import)',
+  },
+  threadId: {
+    type: ['string', 'null'],
+    description: 'thread (GET /threads/{threadId}); null: not threaded yet, a thread of its own',
+  },
 };
 
 const headerRow = {

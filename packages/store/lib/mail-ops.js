@@ -171,6 +171,33 @@ const mailOps = {
   },
 
   /**
+   * Raw bytes of many messages in one query (IMAP FETCH of a range), in uid order; expunged
+   * ones are absent. With `prefix`, only the first `prefix` bytes of each: raw is stored
+   * uncompressed out of line (STORAGE EXTERNAL), so PostgreSQL reads only the TOAST chunks
+   * holding them — a header-only FETCH never drags bodies through the buffer cache.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {number[]} uids
+   * @param {{prefix?: number}} [opts]
+   * @returns {Promise<Array<{uid: number, raw: Buffer}>>}
+   */
+  async sourcesFor(userId, mailboxId, uids, opts = {}) {
+    if (!uids.length) return [];
+    const prefix = Number(opts.prefix) > 0 ? Math.floor(Number(opts.prefix)) : null;
+    const col = prefix ? 'substring(s.raw from 1 for ?::int)' : 's.raw';
+    const r = await this.knex.raw(
+      `SELECT s.uid, ${col} AS raw FROM message_sources s
+         JOIN messages m
+           ON m.user_id = s.user_id AND m.mailbox_id = s.mailbox_id AND m.uid = s.uid
+        WHERE s.user_id = ? AND s.mailbox_id = ? AND s.uid = ANY(?::bigint[])
+          AND m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged
+        ORDER BY s.uid`,
+      [...(prefix ? [prefix] : []), userId, mailboxId, uids, userId, mailboxId],
+    );
+    return r.rows.map((x) => ({ uid: Number(x.uid), raw: x.raw }));
+  },
+
+  /**
    * One message's header row and raw bytes, or null (also for expunged messages).
    * @param {number} userId
    * @param {number} mailboxId

@@ -21,6 +21,7 @@ const OPERATIONS = Object.freeze([
   'scanStream',
   'getMessage',
   'getRaw',
+  'getRawMany',
   'getAttachment',
   'search',
   'setFlags',
@@ -52,6 +53,7 @@ const READ_WRITE = Object.freeze([
   'scanStream',
   'getMessage',
   'getRaw',
+  'getRawMany',
   'getAttachment',
   'search',
   'setFlags',
@@ -82,6 +84,29 @@ class MailBackend {
    */
   async getRaw(mailbox, uid) {
     return (await this.fetchMessage(mailbox, uid)).raw;
+  }
+
+  /**
+   * Exact stored bytes of many messages (IMAP FETCH of a range). Messages that are gone are
+   * absent. With `prefix`, a backend may return only the first `prefix` bytes of each (a
+   * header-only read); derived here from getRaw, one message at a time, for backends that
+   * have nothing faster.
+   * @param {string} mailbox
+   * @param {number[]} uids
+   * @param {{prefix?: number}} [opts]
+   * @returns {Promise<Map<number, Buffer>>}
+   */
+  async getRawMany(mailbox, uids, opts = {}) {
+    const out = new Map();
+    for (const uid of uids) {
+      try {
+        const raw = await this.getRaw(mailbox, uid);
+        out.set(Number(uid), opts.prefix ? raw.subarray(0, opts.prefix) : raw);
+      } catch (err) {
+        if (!err || err.code !== 'MESSAGE_NOT_FOUND') throw err;
+      }
+    }
+    return out;
   }
 
   /**

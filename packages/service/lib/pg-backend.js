@@ -123,6 +123,15 @@ class PgBackend extends MailBackend {
     return out;
   }
 
+  /** One query for the whole list (store.sourcesFor), prefix read in PostgreSQL. */
+  async getRawMany(mailbox, uids, opts = {}) {
+    const id = await this.mailboxId(mailbox);
+    const rows = await this.store.sourcesFor(this.user.id, id, uids.map(Number), {
+      prefix: opts.prefix,
+    });
+    return new Map(rows.map((r) => [r.uid, r.raw]));
+  }
+
   /** @protected */
   async fetchMessage(mailbox, uid) {
     const id = await this.mailboxId(mailbox);

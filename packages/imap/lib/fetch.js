@@ -20,6 +20,8 @@ const { StructureCache } = require('./cache');
 const { coveredItem, headerFields, metaFor } = require('./meta');
 
 const RAW_CONCURRENCY = 8;
+// Messages per getRawMany call when FETCH must read stored bytes.
+const RAW_BATCH = 500;
 const META_CHUNK = 2000;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 const cache = new StructureCache(20000);
@@ -229,28 +231,27 @@ async function runFetch(s, args, byUid) {
     }
     return;
   }
-  const queue = [];
-  let next = 0;
-  const load = (n) => {
-    const uid = v.uidAt(n);
-    return needsRaw ? s.backend.getRaw(v.name, uid).catch(missing) : Promise.resolve(null);
-  };
-  while (next < targets.length && queue.length < RAW_CONCURRENCY) queue.push(load(targets[next++]));
-  for (let i = 0; i < targets.length; i++) {
-    const raw = await queue.shift();
-    if (next < targets.length) queue.push(load(targets[next++]));
+  // Everything else: the stored bytes of RAW_BATCH messages per service call (getRawMany, one
+  // query on pg), and one socket write per batch.
+  for (let i = 0; i < targets.length; i += RAW_BATCH) {
+    const batch = targets.slice(i, i + RAW_BATCH);
+    const raws = needsRaw
+      ? await s.backend.getRawMany(
+          v.name,
+          batch.map((n) => v.uidAt(n)),
+        )
+      : new Map();
     if (s.closed) return;
-    const seq = targets[i];
-    const uid = v.uidAt(seq);
-    if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-    s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), raw)]);
+    s.socket.cork();
+    for (const seq of batch) {
+      const uid = v.uidAt(seq);
+      const raw = raws.get(uid) || null;
+      if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
+      s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), raw)]);
+    }
+    s.socket.uncork();
     if (s.socket.writableNeedDrain) await s.drain();
   }
-}
-
-function missing(err) {
-  if (err && (err.code === 'MESSAGE_NOT_FOUND' || err.code === 'MAILBOX_NOT_FOUND')) return null;
-  throw err;
 }
 
 function responseItems(ctx, uid, row, raw, meta = null) {

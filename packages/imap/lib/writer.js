@@ -107,7 +107,17 @@ function responseLine(prefix, parts) {
     serialize(p, out);
   }
   out.push('\r\n');
-  return Buffer.concat(out.map((x) => (Buffer.isBuffer(x) ? x : Buffer.from(x, 'latin1'))));
+  // Text runs are joined before conversion: one Buffer per run, not one per token.
+  const chunks = [];
+  let text = '';
+  for (const x of out) {
+    if (Buffer.isBuffer(x)) {
+      chunks.push(Buffer.from(text, 'latin1'), x);
+      text = '';
+    } else text += x;
+  }
+  chunks.push(Buffer.from(text, 'latin1'));
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
 /**

@@ -113,7 +113,7 @@ class MemoryBackend {
     };
   }
 
-  async scan(name, { order = 'asc', cursor, limit = 100 } = {}) {
+  async scan(name, { order = 'asc', cursor, limit = Infinity } = {}) {
     const b = this.get(name);
     let rows = [...b.msgs.values()].sort((x, y) => x.uid - y.uid);
     if (order === 'desc') rows.reverse();
@@ -138,6 +138,16 @@ class MemoryBackend {
       throw new errors.MESSAGE_NOT_FOUND(String(uid));
     }
     return m.raw;
+  }
+
+  async getRawMany(name, uids, { prefix } = {}) {
+    const b = this.get(name);
+    const out = new Map();
+    for (const uid of uids) {
+      const m = b.msgs.get(Number(uid));
+      if (m) out.set(m.uid, prefix ? m.raw.subarray(0, prefix) : m.raw);
+    }
+    return out;
   }
 
   async search(ast, { mailbox }) {

@@ -165,6 +165,26 @@ test('raw wire: HEADER.FIELDS, partial, RFC822.SIZE equals the literal length, i
   c.close();
 });
 
+test('a header longer than the prefix read is still answered whole (ENVELOPE, HEADER.FIELDS)', async () => {
+  const be = await env.service.openBackend('pg', 'alice');
+  await be.createMailbox('Long');
+  const long = Buffer.from(
+    `X-Padding: ${'p'.repeat(40000)}\r\nSubject: after the padding\r\n\r\nbody\r\n`,
+  );
+  await be.append('Long', long, {});
+  const many = await be.getRawMany('Long', [1, 99]);
+  expect([...many.keys()]).toEqual([1]);
+  expect(many.get(1).equals(long)).toBe(true);
+  await be.close();
+  const c = env.client('alice', PW.alice);
+  await c.connect();
+  await c.mailboxOpen('Long');
+  const m = await c.fetchOne('1', { envelope: true, headers: ['subject'] });
+  expect(m.envelope.subject).toBe('after the padding');
+  expect(m.headers.toString()).toBe('Subject: after the padding\r\n\r\n');
+  await c.logout();
+});
+
 test('SEARCH through the query AST and local keys; UID SEARCH; CHARSET', async () => {
   const c = env.client('alice', PW.alice);
   await c.connect();

@@ -312,8 +312,8 @@ d('mbox next to dovecot-lda and procmail', () => {
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(fs.existsSync(lockPath)).toBe(false);
 
-    // A killed mailgate's lock is broken by dovecot-lda at once (not after its 2-minute
-    // mbox_dotlock_change_timeout).
+    // A killed mailgate's lock is broken by dovecot-lda within seconds (it re-checks after about
+    // 2.5 s here), not after its 2-minute mbox_dotlock_change_timeout.
     const holder = spawn(
       process.execPath,
       [
@@ -332,7 +332,7 @@ d('mbox next to dovecot-lda and procmail', () => {
     const m1 = mail('interop');
     t0 = Date.now();
     await dovecot.deliver(inst.dir, m1.raw);
-    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(Date.now() - t0).toBeLessThan(10000);
 
     // A live mailgate lock is waited for by dovecot-lda.
     const held = await lockMailbox(inbox);

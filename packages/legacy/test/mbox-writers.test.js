@@ -119,7 +119,7 @@ d('mbox next to dovecot-lda and procmail', () => {
     inbox = path.join(inst.home, 'mail', 'inbox.mbox');
     addLegacyUser(home, 'alice', { mboxDir: path.dirname(inbox) });
     for (const m of base) expected.set(m.id, m);
-  }, 60000);
+  });
 
   afterAll(async () => {
     if (inst) await inst.stop();
@@ -299,7 +299,7 @@ d('mbox next to dovecot-lda and procmail', () => {
       expect(fs.readdirSync(dir).filter((n) => /mailgate/.test(n))).toEqual([]);
     }
     console.log(`kill during delivery (expunge ${fullMs} ms): ${JSON.stringify(outcomes)}`);
-  }, 60000);
+  });
 
   test('lock interop: stale locks of either side are broken, live ones waited for', async () => {
     const lockPath = `${inbox}.lock`;
@@ -369,7 +369,7 @@ d('mbox next to dovecot-lda and procmail', () => {
     const found = await contents(inbox);
     expect(found.get(m1.id).content.equals(normalized(m1.raw))).toBe(true);
     expect(found.get(m2.id).content.equals(normalized(m2.raw))).toBe(true);
-  }, 60000);
+  });
 
   test('temporary files: Dovecot does not list them, the next open removes them', async () => {
     const dir = path.dirname(inbox);

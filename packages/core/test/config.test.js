@@ -1,0 +1,41 @@
+'use strict';
+
+const { loadConfig } = require('../lib/config');
+
+// The parse budget and pool settings of issue 15 (see README "Configuration").
+test('parse budget defaults', () => {
+  const c = loadConfig({});
+  expect(c).toMatchObject({
+    parseTimeMs: 2000,
+    parseMemoryMb: 256,
+    renderWorkers: 1,
+    dbIdleTimeoutMs: 30000,
+  });
+});
+
+test('parse budget from the environment', () => {
+  const c = loadConfig({
+    MAILGATE_PARSE_TIME_MS: '0',
+    MAILGATE_PARSE_MEMORY_MB: '512',
+    MAILGATE_RENDER_WORKERS: '2',
+    MAILGATE_DB_IDLE_TIMEOUT_MS: '5',
+  });
+  expect(c).toMatchObject({
+    parseTimeMs: 0,
+    parseMemoryMb: 512,
+    renderWorkers: 2,
+    dbIdleTimeoutMs: 5,
+  });
+});
+
+test.each([
+  ['MAILGATE_PARSE_TIME_MS', '2s'],
+  ['MAILGATE_PARSE_TIME_MS', '-1'],
+  ['MAILGATE_PARSE_MEMORY_MB', '8'],
+  ['MAILGATE_RENDER_WORKERS', '1.5'],
+  ['MAILGATE_DB_IDLE_TIMEOUT_MS', '0'],
+])('%s=%s is refused with CONFIG_INVALID naming it', (name, value) => {
+  expect(() => loadConfig({ [name]: value })).toThrow(
+    expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(name) }),
+  );
+});

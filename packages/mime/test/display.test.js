@@ -202,9 +202,11 @@ test('5,000 MIME parts: a bounded view, not an error (17.4)', async () => {
 });
 
 test('the <a flood renders in bounded time without blocking the event loop (17.3)', async () => {
+  // the bounds (200 ms, 2 s) are asserted through HTTP in test/message-view.test.js;
+  // here, with margin for a loaded machine, that the cost is linear and off this thread
   for (const [n, limit] of [
-    [80000, 200],
-    [800000, 2000],
+    [80000, 1000],
+    [800000, 4000],
   ]) {
     const raw = html('<p>hi</p>' + '<a'.repeat(n));
     await renderMessage(raw); // warm the thread

@@ -23,7 +23,7 @@ function register(program, ctx) {
   };
   db.command('start')
     .description('start it and keep it running until `mailgate db stop`')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       const e = embedded();
       const d = await openDatabase(config, { persistent: true });
@@ -33,14 +33,14 @@ function register(program, ctx) {
       );
     });
   db.command('stop')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       const e = embedded();
       await e.stop();
       ctx.out(o.json, e.status(), () => process.stderr.write('PostgreSQL stopped\n'));
     });
   db.command('status')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       const s = embedded().status();
       ctx.out(o.json, s, (x) =>

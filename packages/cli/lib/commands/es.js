@@ -29,7 +29,7 @@ function register(program, ctx) {
       'tries per batch before giving up (default 6)',
       positiveInt('--attempts'),
     )
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       // Test hook for the crash test: pause after each acknowledged bulk, before COMMIT.
       const pauseMs = Number(process.env.MAILGATE_ES_SYNC_PAUSE_MS) || 0;
@@ -59,7 +59,7 @@ function register(program, ctx) {
     .command('reindex')
     .description('rebuild indexes from PostgreSQL into new indexes and switch the aliases')
     .option('--user <user>', 'only this user')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       const r = await withMirror(async (m, service) => {
         if (o.user) await service.users.get(o.user);
@@ -78,7 +78,7 @@ function register(program, ctx) {
     .command('verify')
     .description('compare PostgreSQL and Elasticsearch per user and mailbox (exit 1 on drift)')
     .option('--user <user>', 'only this user')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       const r = await withMirror(async (m, service) => {
         if (o.user) await service.users.get(o.user);

@@ -17,7 +17,7 @@ function register(program, ctx) {
   exp
     .command('mbox')
     .description('write one mailbox as an mbox file')
-    .requiredOption('--user <user>')
+    .requiredOption('--user <user>', 'mailgate user name')
     .requiredOption('--mailbox <name>')
     .requiredOption('--out <file>')
     .addOption(
@@ -25,7 +25,7 @@ function register(program, ctx) {
         .choices(['original', 'mboxrd', 'mboxo', 'mboxcl2'])
         .default('original'),
     )
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       const r = await ctx.withService((service) =>
         importer.exportMbox({ store: service.store, ...o }),
@@ -42,9 +42,9 @@ function register(program, ctx) {
           ? 'write all mailboxes as MH folders'
           : 'write all mailboxes as a Maildir++ tree',
       )
-      .requiredOption('--user <user>')
+      .requiredOption('--user <user>', 'mailgate user name')
       .requiredOption('--out <dir>')
-      .option('--json')
+      .option('--json', 'print one JSON result object on stdout')
       .action(async (o) => {
         const fn = kind === 'mh' ? importer.exportMh : importer.exportMaildir;
         const r = await ctx.withService((service) => fn({ store: service.store, ...o }));

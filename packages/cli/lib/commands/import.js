@@ -75,7 +75,14 @@ function common(cmd) {
   return cmd
     .requiredOption('--user <user>', 'mailgate user who owns the mail (created if missing)')
     .option('--json', 'print one JSON result object on stdout')
-    .option('--quiet', 'no progress output');
+    .option('--quiet', 'no progress output')
+    .addHelpText(
+      'after',
+      `
+Re-running imports nothing twice; an interrupted import resumes where it stopped. Entries that
+are not mail are quarantined (mailgate quarantine), files that are not mail are skipped and
+named; a source without any mail ends with the warning NO_MAIL_FOUND (exit code 0).`,
+    );
 }
 
 async function runImportCommand(ctx, kind, paths, o) {

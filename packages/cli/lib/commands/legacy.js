@@ -25,7 +25,7 @@ function register(program, ctx) {
     .option('--imap-login <login>')
     .option('--imap-password-env <var>', 'environment variable holding the upstream password')
     .option('--imap-tls', 'implicit TLS to the upstream server')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action((user, o) => {
       const entry = { mboxDir: o.mboxDir, maildir: o.maildir };
       if (o.imapHost) {

@@ -16,10 +16,10 @@ function register(program, ctx) {
   program
     .command('ls')
     .description("list a user's mailboxes, or a mailbox's header rows")
-    .requiredOption('--user <user>')
-    .option('--mailbox <name>')
+    .requiredOption('--user <user>', 'mailgate user name')
+    .option('--mailbox <name>', "this mailbox's header rows instead of the mailbox list")
     .option('--limit <n>', 'header rows to show', positiveInt('--limit'))
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action((o) =>
       ctx.withBackend('pg', o.user, async (be) => {
         if (!o.mailbox) {

@@ -16,8 +16,8 @@ function register(program, ctx) {
   program
     .command('quarantine')
     .description('list messages that could not be imported, with the reason')
-    .requiredOption('--user <user>')
-    .option('--json')
+    .requiredOption('--user <user>', 'mailgate user name')
+    .option('--json', 'print one JSON result object on stdout')
     .action((o) =>
       ctx.withService(async (service) => {
         const rows = await importer.listQuarantine({ store: service.store, user: o.user });

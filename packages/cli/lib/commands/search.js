@@ -25,8 +25,8 @@ function register(program, ctx) {
     )
     // "-is:read" is a query term, not an option.
     .allowUnknownOption()
-    .requiredOption('--user <user>')
-    .option('--mailbox <name>')
+    .requiredOption('--user <user>', 'mailgate user name')
+    .option('--mailbox <name>', 'only this mailbox')
     .addOption(
       new Option(
         '--backend <backend>',
@@ -35,7 +35,7 @@ function register(program, ctx) {
         .choices(KINDS)
         .default('pg'),
     )
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action((terms, o) =>
       ctx.withBackend(o.backend, o.user, async (be) => {
         // limit 0: the hits (total, uids per mailbox) without their header rows.

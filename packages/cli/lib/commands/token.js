@@ -19,7 +19,7 @@ function register(program, ctx) {
     .command('create <user>')
     .description('create a bearer token for a user (printed once; stored hashed)')
     .option('--ttl-days <n>', 'lifetime in days (default 30)', positiveInt('--ttl-days'))
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (name, o) => {
       const t = await ctx.withService((service) =>
         createToken(service, name, { ttlDays: o.ttlDays }),

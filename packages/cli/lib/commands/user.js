@@ -19,7 +19,7 @@ function register(program, ctx) {
       'create a user (password read from the environment variable named by --password-env)',
     )
     .option('--password-env <VAR>')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (name, o) => {
       let password;
       if (o.passwordEnv) {

@@ -22,9 +22,9 @@ function register(program, ctx) {
     )
     .addArgument(new Argument('<kind>', 'source kind').choices(['mbox', 'maildir', 'mh']))
     .argument('<path>')
-    .requiredOption('--user <user>')
+    .requiredOption('--user <user>', 'mailgate user name')
     .option('--mailbox <name>', 'mbox: mailbox the file was imported into')
-    .option('--json')
+    .option('--json', 'print one JSON result object on stdout')
     .action(async (kind, p, o) => {
       const r = await ctx.withService((service) =>
         importer.verifySource({ store: service.store, kind, path: p, ...o }),

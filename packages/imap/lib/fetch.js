@@ -19,7 +19,6 @@ const { parseTree, nodeAt } = require('./mime-tree');
 const { StructureCache } = require('./cache');
 const { coveredItem, headerFields, metaFor } = require('./meta');
 
-const RAW_CONCURRENCY = 8;
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
 const META_CHUNK = 2000;
@@ -218,7 +217,7 @@ async function runFetch(s, args, byUid) {
         v,
         s.user,
         chunk.map((n) => v.uidAt(n)),
-        { concurrency: RAW_CONCURRENCY },
+        { logger: s.log },
       );
       if (s.closed) return;
       for (const seq of chunk) {

@@ -75,6 +75,7 @@ const metaSize = (m) =>
   m.envelope.length + m.body.length + m.bodystructure.length + m.fields.length + 64;
 
 const cache = new MetaCache(CACHE_BYTES);
+const RAW_BATCH = 500;
 
 /** A response value as wire text (latin1: one char per byte). */
 function wire(value) {
@@ -131,12 +132,12 @@ function headerFields(fields, names) {
 
 /**
  * Metadata of the given uids: from memory, then from the service, then derived from the
- * messages (read `concurrency` at a time) and kept through the service for next time.
+ * messages (read in batches through getRawMany) and kept through the service for next time.
  * @param {object} be the session's MailBackend (has getImapMeta/putImapMeta)
  * @param {{name: string, uidvalidity: number}} view
  * @param {string} user
  * @param {number[]} uids
- * @param {{concurrency?: number, logger?: object}} [opts]
+ * @param {{logger?: object}} [opts]
  * @returns {Promise<Map<number, object>>} uid → metadata (expunged messages are missing)
  */
 async function metaFor(be, view, user, uids, opts = {}) {
@@ -160,22 +161,15 @@ async function metaFor(be, view, user, uids, opts = {}) {
   }
   missing = still;
   const fresh = [];
-  const conc = opts.concurrency || 8;
-  for (let i = 0; i < missing.length; i += conc) {
-    const batch = missing.slice(i, i + conc);
-    const raws = await Promise.all(
-      batch.map((uid) =>
-        be.getRaw(view.name, uid).catch((err) => {
-          if (err && (err.code === 'MESSAGE_NOT_FOUND' || err.code === 'MAILBOX_NOT_FOUND')) {
-            return null;
-          }
-          throw err;
-        }),
-      ),
-    );
-    batch.forEach((uid, k) => {
-      if (!raws[k]) return;
-      const m = deriveMeta(raws[k]);
+  // Messages to derive from: RAW_BATCH per getRawMany call (one query on pg), not one getRaw
+  // round trip each — a first sync of 21,282 messages is ~43 queries instead of 21,282.
+  for (let i = 0; i < missing.length; i += RAW_BATCH) {
+    const batch = missing.slice(i, i + RAW_BATCH);
+    const raws = await be.getRawMany(view.name, batch);
+    batch.forEach((uid) => {
+      const raw = raws.get(uid);
+      if (!raw) return; // expunged meanwhile
+      const m = deriveMeta(raw);
       cache.set(prefix + uid, m);
       out.set(uid, m);
       // PostgreSQL text cannot hold NUL: such a message's metadata is derived again next time.

@@ -6,8 +6,9 @@
  * and an outbox drain (issue 15.6; the ES-side faults are test/es-faults.test.js). The server
  * is restarted the way mailgate does it: the next command's EmbeddedPostgres#acquire finds
  * the postmaster gone and starts it (crash recovery from the WAL). After that: nothing lost,
- * nothing applied twice, the import resumes, the outbox drains, `es verify` and `verify` are
- * clean.
+ * nothing applied twice, the import resumes, the outbox drains (also by a worker that lived
+ * through the crash, as in `mailgate serve`), `es verify` and `verify` are clean; and a
+ * backend of the dead server still busy in a statement does not stop the restart.
  *
  * The flag change and the expunge are stopped mid-transaction deterministically: another
  * session holds an EXCLUSIVE lock on es_outbox, so the transaction has updated its messages
@@ -21,7 +22,7 @@ const { spawn } = require('node:child_process');
 const Knex = require('knex');
 const { EmbeddedPostgres, MIGRATIONS_DIR } = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
-const { openMirror, syncAll, verify } = require('@mailgate/es');
+const { openMirror, syncAll, verify, EsWorker, pending } = require('@mailgate/es');
 const { CLI } = require('./support/db');
 const { describeEs } = require('./support/es');
 const { msg, mboxOf } = require('./support/mail');
@@ -337,5 +338,35 @@ describeEs('test/pg-faults.test.js', 'PostgreSQL SIGKILL faults', (es) => {
     const v = await run(['verify', 'mbox', file, '--user', 'kim', '--mailbox', 'INBOX', '--json']);
     // Exactly the expunged messages are missing from the store; every other one is intact.
     expect(v.json).toMatchObject({ ok: false, present: N - 100, missing: 100, mismatched: 0 });
+  });
+
+  test("serve's outbox worker outlives a server crash and drains what came after", async () => {
+    if (es.skipped()) return;
+    // The worker keeps its own pool across the crash, as `mailgate serve` does.
+    const own = Knex({ client: 'pg', connection: pg.url(), pool: { min: 0, max: 2 } });
+    const m = openMirror({ elasticsearchUrl: es.url }, own, {
+      env: { MAILGATE_ES_PREFIX: es.prefix },
+    });
+    const quiet = { info() {}, warn() {}, debug() {}, error() {} };
+    const worker = new EsWorker({ ...m, log: quiet, intervalMs: 100 }).start();
+    try {
+      const kim = await store.getUser('kim');
+      const mb = await store.getMailbox(kim.id, 'INBOX');
+      const uids = (
+        await knex.raw('SELECT uid FROM messages WHERE user_id = ? ORDER BY uid LIMIT 20', [kim.id])
+      ).rows.map((x) => Number(x.uid));
+      await store.setFlags(kim.id, mb.id, { uids: uids.slice(0, 10), add: ['\\Seen'] });
+      await killPostmaster();
+      await sleep(500);
+      await restart();
+      await store.setFlags(kim.id, mb.id, { uids: uids.slice(10), add: ['\\Answered'] });
+      for (let i = 0; i < 600 && (await pending(knex)) > 0; i++) await sleep(100);
+      expect(await pending(knex)).toBe(0);
+    } finally {
+      await worker.stop();
+      await m.close();
+      await own.destroy();
+    }
+    expect((await esClean()).rows).toBe(0);
   });
 });

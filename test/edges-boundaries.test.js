@@ -28,9 +28,29 @@ const stripComments = (src) => src.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\
 const RULES = [
   ['knex', /\bknex\b/],
   ['raw SQL', /\.raw\(|\b(?:SELECT\s+[\w*(]|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b/],
-  ['deep import', /require\(\s*'@mailgate\/[\w-]+\/(?!package\.json)/],
+  ['deep import', { test: (code) => deepImports(code).length > 0 }],
   ['lib requiring test/ or scripts/', /require\([^)]*['/](?:test|scripts)\//],
 ];
+/**
+ * Requires of another package's inner path. A subpath the package itself publishes in its
+ * `exports` map (e.g. `@mailgate/store/header-row`, pure and light enough for parse threads)
+ * is its public API, not a deep import.
+ */
+function deepImports(code) {
+  const out = [];
+  for (const m of code.matchAll(/require\(\s*'@mailgate\/([\w-]+)\/([^']+)'/g)) {
+    if (m[2] === 'package.json') continue;
+    let exported = {};
+    try {
+      exported = require(path.join(ROOT, 'packages', m[1], 'package.json')).exports || {};
+    } catch {
+      // an unknown package: reported as a deep import
+    }
+    if (!(typeof exported === 'object' && `./${m[2]}` in exported)) out.push(m[0]);
+  }
+  return out;
+}
+
 const CLI_RULES = [
   ['store package in the CLI', /require\(\s*'@mailgate\/store'/],
   ['backend constructed in the CLI', /new\s+(?:PgStore|MboxBackend|MaildirBackend|ImapBackend)\b/],

@@ -268,6 +268,22 @@ class ImapBackend {
     return Readable.from(lines(), { objectMode: false });
   }
 
+  /**
+   * Every message's bytes in uid order: `{uid, raw}` (one FETCH of BODY.PEEK[] per mailbox).
+   * @param {string} mailbox
+   */
+  async *rawMessages(mailbox) {
+    const all = await this.pool.with(mailbox, async (c) => {
+      if (!c.mailbox.exists) return [];
+      const out = [];
+      for await (const m of c.fetch('1:*', { uid: true, source: true })) {
+        out.push({ uid: m.uid, raw: m.source });
+      }
+      return out.sort((a, b) => a.uid - b.uid);
+    });
+    yield* all;
+  }
+
   /** @returns {Promise<{header: object, raw: Buffer}|null>} */
   async getMessage(mailbox, uid) {
     return this.pool.with(mailbox, async (c) => {

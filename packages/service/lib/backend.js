@@ -19,6 +19,7 @@ const OPERATIONS = Object.freeze([
   'status',
   'scan',
   'scanStream',
+  'scanRaw',
   'getMessage',
   'getRaw',
   'getRawMany',
@@ -43,7 +44,10 @@ const OPERATIONS = Object.freeze([
   // Threads (webmail): thread ids computed at import by the store.
   'listThreads',
   'threadMessages',
+  'restoreExpunged',
 ]);
+
+const DISPLAY_PARTS = Object.freeze(['headers', 'text', 'html', 'attachments']);
 
 /** What every backend reads and changes (the legacy media included). */
 const READ_WRITE = Object.freeze([
@@ -51,6 +55,7 @@ const READ_WRITE = Object.freeze([
   'status',
   'scan',
   'scanStream',
+  'scanRaw',
   'getMessage',
   'getRaw',
   'getRawMany',
@@ -110,19 +115,27 @@ class MailBackend {
   }
 
   /**
-   * Header row, header fields, text, sanitised HTML and the attachment list of one message.
-   * Rendered by @mailgate/mime in its request worker pool, within the parse budget: over it
-   * (or not a message at all) is MESSAGE_NOT_RENDERABLE (422); the raw bytes stay available.
+   * One message. Default: header row, header fields, text, sanitised HTML and the attachment
+   * list, rendered by @mailgate/mime in its request worker pool within the parse budget: over
+   * it (or not a message at all) is MESSAGE_NOT_RENDERABLE (422); the raw bytes stay
+   * available. `parts` picks what is needed: `[]` gives the header row only, `['raw']` the row
+   * and the exact bytes (no parse); display parts are `headers`, `text`, `html`,
+   * `attachments` (any of them renders the message).
    * @param {string} mailbox
    * @param {number} uid
-   * @param {{images?: 'blocked'|'remote', attachmentUrl?: string}} [opts] remote images
-   *   (blocked by default) and the URL prefix `cid:` references point at
-   * @returns {Promise<{row: object, headers: Array<{name: string, value: string}>, subject: string|null,
-   *   from: object|null, to: object[], cc: object[], date: string|null, messageId: string|null,
-   *   text: string, html: string|null, attachments: object[], truncated: boolean}>}
+   * @param {{parts?: string[], images?: 'blocked'|'remote', attachmentUrl?: string}} [opts]
+   *   remote images (blocked by default) and the URL prefix `cid:` references point at
+   * @returns {Promise<{row: object, raw?: Buffer, headers?: Array<{name: string, value: string}>,
+   *   subject?: string|null, from?: object|null, to?: object[], cc?: object[], date?: string|null,
+   *   messageId?: string|null, text?: string, html?: string|null, attachments?: object[],
+   *   truncated?: boolean}>}
    */
   async getMessage(mailbox, uid, opts = {}) {
+    const parts = opts.parts || DISPLAY_PARTS;
     const m = await this.fetchMessage(mailbox, uid);
+    const out = { row: m.row };
+    if (parts.includes('raw')) out.raw = m.raw;
+    if (!parts.some((p) => DISPLAY_PARTS.includes(p))) return out;
     let d;
     try {
       d = await parseForDisplay(m.raw, { images: opts.images, attachmentUrl: opts.attachmentUrl });
@@ -131,7 +144,7 @@ class MailBackend {
       throw new errors.MESSAGE_NOT_RENDERABLE(String(uid), err.reason);
     }
     return {
-      row: m.row,
+      ...out,
       headers: d.headers.map((h) => ({ name: h.key, value: h.value })),
       subject: d.subject,
       from: d.from || m.row.from,
@@ -179,8 +192,8 @@ class MailBackend {
 }
 
 function unsupported(kind, op) {
-  // scanStream answers synchronously (an iterable), so it throws at once; the others reject.
-  if (op === 'scanStream') {
+  // The streams answer synchronously (an iterable), so they throw at once; the others reject.
+  if (op === 'scanStream' || op === 'scanRaw') {
     return () => {
       throw new errors.UNSUPPORTED_OPERATION(kind, op);
     };

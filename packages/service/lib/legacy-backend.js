@@ -22,6 +22,7 @@ const {
  * modseq (0) and number messages by position (stable until the next expunge).
  */
 
+// restoreExpunged and changesSince need a store that keeps what it expunged and a modseq.
 const CAPABILITIES = {
   mbox: READ_WRITE,
   maildir: READ_WRITE,
@@ -105,6 +106,19 @@ class LegacyBackend extends MailBackend {
     })();
   }
 
+  /** Every message's exact bytes in uid order: `{uid, raw}`. */
+  scanRaw(mailbox) {
+    const impl = this.impl;
+    return (async function* raws() {
+      if (!impl.entries) {
+        yield* impl.rawMessages(mailbox);
+        return;
+      }
+      // uid 0: bytes before the first From_ line, not a message
+      for await (const e of impl.entries(mailbox)) if (e.uid) yield { uid: e.uid, raw: e.raw };
+    })();
+  }
+
   /** @protected */
   async fetchMessage(mailbox, uid) {
     const m = await this.impl.getMessage(mailbox, Number(uid));
@@ -151,8 +165,11 @@ class LegacyBackend extends MailBackend {
     return this.impl.setFlags(mailbox, { ...sel, add, remove });
   }
 
-  async expunge(mailbox, uids) {
-    return this.impl.expunge(mailbox, uids ? { uids: uids.map(Number) } : {});
+  async expunge(mailbox, uids, opts = {}) {
+    const sel = uids ? { uids: uids.map(Number) } : {};
+    // "Delete now" is the client's two steps on these media: flag, then expunge those uids.
+    if (opts.force && uids) await this.impl.setFlags(mailbox, { ...sel, add: ['\\Deleted'] });
+    return this.impl.expunge(mailbox, sel);
   }
 
   // Upstream IMAP only (declared in CAPABILITIES.imap); the ImapBackend speaks imapflow.

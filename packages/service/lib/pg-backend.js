@@ -132,6 +132,17 @@ class PgBackend extends MailBackend {
     return new Map(rows.map((r) => [r.uid, r.raw]));
   }
 
+  /** Every message's exact bytes in uid order: `{uid, raw}` (export, verify, bench keys). */
+  scanRaw(mailbox) {
+    const self = this;
+    return (async function* raws() {
+      const id = await self.mailboxId(mailbox);
+      for await (const r of self.store.streamSources(self.user.id, id)) {
+        yield { uid: Number(r.uid), raw: r.raw };
+      }
+    })();
+  }
+
   /** @protected */
   async fetchMessage(mailbox, uid) {
     const id = await this.mailboxId(mailbox);
@@ -191,11 +202,29 @@ class PgBackend extends MailBackend {
     return this.store.setFlags(this.user.id, id, { ...sel, add, remove });
   }
 
-  async expunge(mailbox, uids) {
+  /**
+   * IMAP EXPUNGE / UID EXPUNGE; with `{force: true}` the given uids go whether flagged
+   * \Deleted or not — a webmail "delete now" (JMAP Email/set destroy) in one row update.
+   */
+  async expunge(mailbox, uids, opts = {}) {
     const id = await this.mailboxId(mailbox);
-    const r = await this.store.expunge(this.user.id, id, uids ? { uids: uids.map(Number) } : {});
+    const sel = uids ? { uids: uids.map(Number), force: Boolean(opts.force) } : {};
+    const r = await this.store.expunge(this.user.id, id, sel);
     if (r.expunged.length && this.purger) this.purger.schedule(this.user.id, id);
     return r;
+  }
+
+  /**
+   * Brings expunged messages back while they are not purged yet (an admin's rescue; the bench
+   * between expunge samples, with the service's purge off). Same uids, new modseq.
+   * @returns {Promise<{restored: number[], highestModseq: number}>}
+   */
+  async restoreExpunged(mailbox, uids) {
+    return this.store.restoreExpunged(
+      this.user.id,
+      await this.mailboxId(mailbox),
+      uids.map(Number),
+    );
   }
 
   async append(mailbox, raw, opts = {}) {

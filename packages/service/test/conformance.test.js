@@ -216,6 +216,14 @@ d('service conformance: every backend, the same real messages', () => {
       const streamed = [];
       for await (const r of be[k].scanStream('INBOX', {})) streamed.push(keyOf[k].get(r.uid));
       expect(streamed.sort()).toEqual([...byKey[k].keys()].sort());
+      const raws = new Map();
+      for await (const r of be[k].scanRaw('INBOX')) raws.set(r.uid, messageKey(r.raw, null));
+      expect(raws).toEqual(keyOf[k]);
+      const one = [...keyOf[k].keys()][3];
+      const m = await be[k].getMessage('INBOX', one, { parts: ['raw'] });
+      expect(messageKey(m.raw, null)).toBe(keyOf[k].get(one));
+      expect(m.row.uid).toBe(one);
+      expect(m.text).toBeUndefined();
     }
     for (const k of kinds()) {
       expect({ kind: k, rows: Object.fromEntries(byKey[k]) }).toEqual({

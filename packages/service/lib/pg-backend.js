@@ -166,7 +166,12 @@ class PgBackend extends MailBackend {
     const names = await this.store.mailboxNamesById(this.user.id);
     // pg's store checks this itself; es answers from the mirror, so it is checked here too.
     await checkMailboxes(ast, async () => [...names.values()]);
-    const mailboxId = opts.mailbox != null ? await this.mailboxId(opts.mailbox) : undefined;
+    let mailboxId;
+    if (opts.mailbox != null) {
+      // from the names already read: one query less per search
+      mailboxId = [...names].find(([, n]) => n === opts.mailbox)?.[0];
+      if (mailboxId == null) throw new errors.MAILBOX_NOT_FOUND(opts.mailbox);
+    }
     const { sort, desc } = searchOrder(opts.order);
     let hits = await this.findHits(ast, mailboxId, names);
     if (sort) {

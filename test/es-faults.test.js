@@ -73,27 +73,27 @@ describeEs('test/es-faults.test.js', 'Elasticsearch mirror: faults', (es) => {
     await store.setFlags(u.id, mb.id, { uids: [10, 11], add: ['\\Flagged'] });
     expect((await store.expunge(u.id, mb.id)).expunged).toEqual([1, 2, 3, 4, 5]);
     await store.purgeExpunged(u.id, mb.id);
-    expect(await pending(suite.db.knex)).toBe(120 + 5 + 2 + 5);
+    expect(await pending(suite.db.store)).toBe(120 + 5 + 2 + 5);
     const failed = suite.cli(['es', 'sync', '--attempts', '1', '--json'], { env: env(CLOSED) });
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('ES_UNAVAILABLE');
-    expect(await pending(suite.db.knex)).toBe(132);
+    expect(await pending(suite.db.store)).toBe(132);
 
     // The serve worker: first against the dead port (backs off, loses nothing) …
-    const dead = openMirror({ elasticsearchUrl: CLOSED }, suite.db.knex, {
+    const dead = openMirror({ elasticsearchUrl: CLOSED }, suite.db.store, {
       env: { MAILGATE_ES_PREFIX: es.prefix },
     });
     const w1 = new EsWorker({ ...dead, log: quiet }).start();
     await new Promise((r) => setTimeout(r, 1500));
     await w1.stop();
     await dead.close();
-    expect(await pending(suite.db.knex)).toBe(132);
+    expect(await pending(suite.db.store)).toBe(132);
     // … then with ES back: it drains the outbox.
-    const live = openMirror({ elasticsearchUrl: es.url }, suite.db.knex, {
+    const live = openMirror({ elasticsearchUrl: es.url }, suite.db.store, {
       env: { MAILGATE_ES_PREFIX: es.prefix },
     });
     const w2 = new EsWorker({ ...live, log: quiet, intervalMs: 100 }).start();
-    await until(async () => (await pending(suite.db.knex)) === 0);
+    await until(async () => (await pending(suite.db.store)) === 0);
     await w2.stop();
     await live.close();
     const v = suite.cli(['es', 'verify', '--user', 'olga', '--json'], { env: env() });
@@ -110,7 +110,7 @@ describeEs('test/es-faults.test.js', 'Elasticsearch mirror: faults', (es) => {
     expect(imp.code).toBe(0);
     const { u, mb } = await box('kurt');
     await store.setFlags(u.id, mb.id, { query: '', add: ['\\Seen'] });
-    const queued = await pending(suite.db.knex);
+    const queued = await pending(suite.db.store);
     expect(queued).toBe(600);
     // Batches of 100 rows; the child pauses after each acknowledged bulk, before COMMIT.
     const child = spawnCli(['es', 'sync', '--batch', '100'], {
@@ -123,7 +123,7 @@ describeEs('test/es-faults.test.js', 'Elasticsearch mirror: faults', (es) => {
     child.kill('SIGKILL');
     await new Promise((r) => child.on('exit', r));
     // ES holds the batch, PostgreSQL still has its rows: the batch never committed.
-    expect(await pending(suite.db.knex)).toBe(queued);
+    expect(await pending(suite.db.store)).toBe(queued);
     const s = suite.cli(['es', 'sync', '--json'], { env: env() });
     expect(s.code).toBe(0);
     // The re-sent documents were refused as already applied (external version = modseq).
@@ -157,7 +157,7 @@ describeEs('test/es-faults.test.js', 'Elasticsearch mirror: faults', (es) => {
     const { u, mb } = await box('rita');
     const before = Object.keys(await es.client.indices.getAlias({ name: `${es.prefix}-u${u.id}` }));
 
-    const live = openMirror({ elasticsearchUrl: es.url }, suite.db.knex, {
+    const live = openMirror({ elasticsearchUrl: es.url }, suite.db.store, {
       env: { MAILGATE_ES_PREFIX: es.prefix },
     });
     const worker = new EsWorker({ ...live, log: quiet, intervalMs: 50 }).start();
@@ -192,7 +192,7 @@ describeEs('test/es-faults.test.js', 'Elasticsearch mirror: faults', (es) => {
     }
     expect(await done).toBe(0);
     expect(await impDone).toBe(0);
-    await until(async () => (await pending(suite.db.knex)) === 0);
+    await until(async () => (await pending(suite.db.store)) === 0);
     await worker.stop();
     await live.close();
     const after = Object.keys(await es.client.indices.getAlias({ name: `${es.prefix}-u${u.id}` }));

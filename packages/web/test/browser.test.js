@@ -133,6 +133,29 @@ maybe('webmail page in Chromium', () => {
     expect(await rowCount(page)).toBeLessThan(100);
     await shot('scrolled-to-end');
 
+    // Threads: the mailbox grouped by conversation; a thread opens as its messages.
+    const threads = await api('GET', '/threads?mailbox=INBOX&limit=5');
+    const top = threads.body.threads[0];
+    await page.check('#threads');
+    await page.waitForFunction(() =>
+      document.querySelector('#list-title').textContent.endsWith('threads'),
+    );
+    await page.waitForSelector('#list .ml-row[data-uid="1"]');
+    await expect(page.locator('#list .ml-row[data-uid="1"] .ml-from').textContent()).resolves.toBe(
+      top.from.join(', '),
+    );
+    await shot('threads');
+    await page.click('#list .ml-row[data-uid="1"]');
+    await page.waitForFunction(
+      () => document.querySelector('#list-title').textContent === 'Thread',
+    );
+    const inThread = await api('GET', `/threads/${top.threadId}`);
+    const firstUid = inThread.body.messages[0].uid;
+    await page.waitForSelector(`#list .ml-row[data-uid="${firstUid}"]`);
+    expect(await rowCount(page)).toBe(top.messages);
+    await shot('thread');
+    await page.uncheck('#threads');
+
     // Search with two operators, hints while typing.
     await page.click('#q');
     await page.keyboard.type('from:carol sub');

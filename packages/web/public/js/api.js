@@ -182,6 +182,14 @@ export class Api {
     });
   }
 
+  threads({ mailbox, cursor, limit, backend } = {}) {
+    return this.request('GET', '/threads', { query: { mailbox, cursor, limit }, backend });
+  }
+
+  thread(id, backend) {
+    return this.request('GET', `/threads/${encodeURIComponent(id)}`, { backend });
+  }
+
   backends() {
     return this.request('GET', '/backends', { backend: null });
   }

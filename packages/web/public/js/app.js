@@ -18,6 +18,8 @@ const state = {
   mailbox: null,
   /** null: a mailbox; a string: the search shown */
   query: null,
+  /** a thread id when one thread's messages are shown */
+  thread: null,
   order: '-uid',
   open: null,
 };
@@ -126,7 +128,9 @@ list.addEventListener('complete', (e) => {
 });
 list.addEventListener('progress', updateCount);
 list.addEventListener('loaderror', (e) => showError(e.detail));
-list.addEventListener('open', (e) => openMessage(e.detail));
+list.addEventListener('open', (e) =>
+  e.detail.thread ? showThread(e.detail.thread) : openMessage(e.detail),
+);
 
 function updateCount() {
   const loaded = list.loaded;
@@ -137,9 +141,63 @@ function updateCount() {
       : `${total.toLocaleString()} message${total === 1 ? '' : 's'}`;
 }
 
-async function showMailbox(name) {
+/** A thread as a list row: who took part, the first subject, the count, the last date. */
+function threadRow(x, i) {
+  return {
+    uid: i + 1,
+    thread: x.threadId,
+    from: { name: x.from.join(', '), address: '' },
+    subject: x.messages > 1 ? `${x.subject || '(no subject)'} (${x.messages})` : x.subject,
+    date: x.lastDate,
+    flags: x.unseen ? [] : ['\\Seen'],
+    modseq: x.unseen,
+  };
+}
+
+async function showThreads(name) {
   state.mailbox = name;
   state.query = null;
+  state.thread = null;
+  $('list-title').textContent = `${name} · threads`;
+  mark('mg:open-threads', { name });
+  status('');
+  let offset = 0;
+  try {
+    await list.show({
+      total: 0,
+      fetchPage: async (cursor, limit) => {
+        const r = await api.threads({ mailbox: name, cursor, limit });
+        const rows = r.threads.map((x, i) => threadRow(x, offset + i));
+        offset += rows.length;
+        return { rows, nextCursor: r.nextCursor };
+      },
+    });
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function showThread(id) {
+  $('list-title').textContent = 'Thread';
+  state.thread = id;
+  try {
+    await list.show({
+      total: 0,
+      fetchPage: async () => {
+        const r = await api.thread(id);
+        return { rows: r.messages, nextCursor: null };
+      },
+    });
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function showMailbox(name) {
+  if ($('threads').checked) return showThreads(name);
+  state.mailbox = name;
+  state.query = null;
+  state.thread = null;
   $('q').value = '';
   $('list-title').textContent = name;
   $('list-title').title = name;
@@ -164,6 +222,7 @@ async function showMailbox(name) {
 
 async function runSearch(q) {
   state.query = q;
+  state.thread = null;
   const all = $('all-mailboxes').checked;
   const mailbox = all ? undefined : state.mailbox;
   $('list-title').textContent = 'Search';
@@ -191,10 +250,15 @@ function searchOrder() {
 }
 
 function refreshList() {
+  if (state.thread) return showThread(state.thread);
   if (state.query !== null) return runSearch(state.query);
   if (state.mailbox) return showMailbox(state.mailbox);
   return undefined;
 }
+
+$('threads').addEventListener('change', () => {
+  if (state.mailbox) showMailbox(state.mailbox);
+});
 
 $('order').addEventListener('change', (e) => {
   state.order = e.target.value;

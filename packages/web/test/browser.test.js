@@ -180,7 +180,7 @@ maybe('webmail page in Chromium', () => {
       'allow-scripts',
     );
     const att = page.locator('#view button.attachment');
-    await expect(att.textContent()).resolves.toContain('report.pdf');
+    await expect(att.textContent()).resolves.toContain('Download report.pdf');
     const [download] = await Promise.all([page.waitForEvent('download'), att.click()]);
     expect(download.suggestedFilename()).toBe('report.pdf');
     const pdf = fs.readFileSync(await download.path());
@@ -245,6 +245,43 @@ maybe('webmail page in Chromium', () => {
     expect((await api('GET', '/mailboxes/INBOX/messages/1995')).status).toBe(404);
     await shot('expunged');
 
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  test('the benchmark page renders a run: a table and a chart per request', async () => {
+    const file = path.join(
+      __dirname,
+      '..',
+      '..',
+      '..',
+      'bench',
+      'results',
+      'full-2026-11-23',
+      'results.json',
+    );
+    const run = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const groups = new Set(run.results.map((r) => `${r.request}-${r.phase}`));
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${url}/bench.html`);
+    await page.setInputFiles('#file', file);
+    await page.waitForSelector('section.request');
+    expect(await page.locator('section.request').count()).toBe(groups.size);
+    const one = run.results.find(
+      (r) =>
+        r.request === 'headers' && r.phase === 'warm' && r.backend === 'pg' && r.size === 'large',
+    );
+    const cells = page.locator(
+      'section.request[data-request="headers-warm"] tbody tr:first-child td',
+    );
+    await expect(cells.first().textContent()).resolves.toBe('pg');
+    await expect(cells.last().textContent()).resolves.toBe(`${Math.round(one.ms.median)} ms`);
+    expect(
+      await page.locator('section.request[data-request="headers-warm"] svg rect').count(),
+    ).toBeGreaterThan(3);
+    await t.shooter(page, 'bench')('results');
     expect(errors).toEqual([]);
     await page.close();
   });

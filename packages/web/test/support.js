@@ -141,6 +141,10 @@ function hostileHtml() {
 /** Saves a screenshot of the step as test-artifacts/browser/<test>-<nn>-<step>.png. */
 function shooter(page, prefix) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
+  // A run's screenshots replace the previous run's (step numbers move when steps change).
+  for (const f of fs.readdirSync(ARTIFACTS)) {
+    if (f.startsWith(`${prefix}-`)) fs.rmSync(path.join(ARTIFACTS, f));
+  }
   let n = 0;
   return (step) =>
     page.screenshot({

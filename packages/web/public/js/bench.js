@@ -96,7 +96,7 @@ function chart(g, sizes, backends) {
   }
   const barH = 12;
   const gap = 10;
-  const left = 130;
+  const left = 150;
   const width = 520;
   const plot = width - left - 70;
   const max = Math.max(...rows.map((r) => r.ms), 1);
@@ -116,7 +116,7 @@ function chart(g, sizes, backends) {
     shapes.push(svg('text', { x: 0, y: y + barH, 'font-weight': 600 }, s));
     for (const r of mine) {
       const color = COLORS[backends.indexOf(r.backend) % COLORS.length];
-      shapes.push(svg('text', { x: 50, y: y + barH - 2 }, r.backend));
+      shapes.push(svg('text', { x: 44, y: y + barH - 2 }, r.backend));
       const bar = svg('rect', {
         x: left,
         y,

@@ -204,7 +204,7 @@ export class MessageList extends HTMLElement {
     el.dataset.uid = String(row.uid);
     el.setAttribute('aria-selected', String(this.isSelected(row)));
     flagsEl.textContent =
-      (flags.includes('\\Flagged') ? '★' : '') + (row.hasAttachments ? ' ⧉' : '');
+      (flags.includes('\\Flagged') ? '★' : '') + (row.hasAttachments ? ' att' : '');
     flagsEl.title = row.hasAttachments ? 'has attachments' : '';
     fromEl.textContent = fromText(row.from);
     dateEl.textContent = shortDate(row.date || row.internalDate);

@@ -112,7 +112,7 @@ export function renderMessage(root, m, actions) {
                 'data-part': a.part,
                 onclick: () => actions.onAttachment(a),
               },
-              `⧉ ${a.filename || `part ${a.part}`}`,
+              `Download ${a.filename || `part ${a.part}`}`,
             ),
             ` ${a.contentType}, ${humanSize(a.size || 0)}`,
           ),

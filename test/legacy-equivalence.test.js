@@ -17,7 +17,7 @@ const path = require('node:path');
 const dovecot = require('../scripts/dovecot/dovecot.js');
 const { corpusDir } = require('./support/corpus');
 const { createTestDatabase } = require('./support/db');
-const { buildLegacyMail, messageKey } = require('./support/legacy-corpus');
+const { buildLegacyMail, messageKey, copier } = require('./support/legacy-corpus');
 const { runImport } = require('@mailgate/importer');
 const { MboxBackend, MaildirBackend, ImapBackend } = require('@mailgate/legacy');
 
@@ -73,11 +73,7 @@ d('legacy backends agree with PostgreSQL on real mail', () => {
       strictHeaders: true,
     });
     // Each path gets its own copy: expunge changes them.
-    const copy = (name) => {
-      const to = path.join(tmp, name);
-      fs.cpSync(path.join(tmp, 'src'), to, { recursive: true, preserveTimestamps: true });
-      return to;
-    };
+    const copy = copier(path.join(tmp, 'src'), tmp);
     const mb = copy('direct-mbox');
     const md = copy('direct-maildir');
     backends.mbox = new MboxBackend(path.join(mb, 'mail'));

@@ -96,4 +96,18 @@ function messageKey(raw, messageId) {
   return `${messageId}|${crypto.createHash('sha256').update(body, 'latin1').digest('hex').slice(0, 16)}`;
 }
 
-module.exports = { corpusFiles, buildLegacyMail, messageKey, strictHeader };
+/**
+ * Fresh copies of a built tree, one per path under test (expunges change the files).
+ * @param {string} src the tree (buildLegacyMail's `out`)
+ * @param {string} dir where the copies go
+ * @returns {(name: string) => string} name → the copy's path
+ */
+function copier(src, dir) {
+  return (name) => {
+    const to = path.join(dir, name);
+    fs.cpSync(src, to, { recursive: true, preserveTimestamps: true });
+    return to;
+  };
+}
+
+module.exports = { corpusFiles, buildLegacyMail, messageKey, strictHeader, copier };

@@ -13,42 +13,6 @@ const { parseForDisplay, getAttachment } = require('@mailgate/mime');
  * once. Must never know which concrete backend it is.
  */
 
-/** Every operation of the interface, in README order. */
-const OPERATIONS = Object.freeze([
-  'listMailboxes',
-  'status',
-  'scan',
-  'scanStream',
-  'scanRaw',
-  'getMessage',
-  'getRaw',
-  'getRawMany',
-  'getAttachment',
-  'search',
-  'setFlags',
-  'expunge',
-  'append',
-  'copy',
-  'move',
-  'createMailbox',
-  'renameMailbox',
-  'deleteMailbox',
-  'subscribe',
-  'unsubscribe',
-  'listSubscriptions',
-  'changesSince',
-  // Derived IMAP metadata kept beside a message (ENVELOPE, BODYSTRUCTURE, common header
-  // lines): what lets an IMAP server answer a first sync without reading every message.
-  'getImapMeta',
-  'putImapMeta',
-  // Threads (webmail): thread ids computed at import by the store.
-  'listThreads',
-  'threadMessages',
-  'restoreExpunged',
-]);
-
-const DISPLAY_PARTS = Object.freeze(['headers', 'text', 'html', 'attachments']);
-
 /** What every backend reads and changes (the legacy media included). */
 const READ_WRITE = Object.freeze([
   'listMailboxes',
@@ -64,6 +28,36 @@ const READ_WRITE = Object.freeze([
   'setFlags',
   'expunge',
 ]);
+
+/** Writes of whole messages and mailboxes: pg, and an upstream IMAP server. */
+const MAILBOX_WRITES = Object.freeze([
+  'append',
+  'copy',
+  'move',
+  'createMailbox',
+  'renameMailbox',
+  'deleteMailbox',
+  'subscribe',
+  'unsubscribe',
+  'listSubscriptions',
+]);
+
+/** Every operation of the interface, in README order. */
+const OPERATIONS = Object.freeze([
+  ...READ_WRITE,
+  ...MAILBOX_WRITES,
+  'changesSince',
+  // Derived IMAP metadata kept beside a message (ENVELOPE, BODYSTRUCTURE, common header
+  // lines): what lets an IMAP server answer a first sync without reading every message.
+  'getImapMeta',
+  'putImapMeta',
+  // Threads (webmail): thread ids computed at import by the store.
+  'listThreads',
+  'threadMessages',
+  'restoreExpunged',
+]);
+
+const DISPLAY_PARTS = Object.freeze(['headers', 'text', 'html', 'attachments']);
 
 class MailBackend {
   /**
@@ -203,4 +197,4 @@ function unsupported(kind, op) {
   };
 }
 
-module.exports = { MailBackend, OPERATIONS, READ_WRITE };
+module.exports = { MailBackend, OPERATIONS, READ_WRITE, MAILBOX_WRITES };

@@ -2,17 +2,8 @@
 
 const { errors } = require('@mailgate/core');
 const { pageRows } = require('@mailgate/legacy');
-const { MailBackend, READ_WRITE } = require('./backend');
-const {
-  encodeCursor,
-  decodeCursor,
-  scanOrder,
-  toAst,
-  checkMailboxes,
-  perMailbox,
-  pageHits,
-  searchOrder,
-} = require('./paging');
+const { MailBackend, READ_WRITE, MAILBOX_WRITES } = require('./backend');
+const paging = require('./paging');
 
 /*
  * The legacy media behind the interface: direct mbox and Maildir files and an upstream IMAP
@@ -26,18 +17,7 @@ const {
 const CAPABILITIES = {
   mbox: READ_WRITE,
   maildir: READ_WRITE,
-  imap: [
-    ...READ_WRITE,
-    'append',
-    'copy',
-    'move',
-    'createMailbox',
-    'renameMailbox',
-    'deleteMailbox',
-    'subscribe',
-    'unsubscribe',
-    'listSubscriptions',
-  ],
+  imap: [...READ_WRITE, ...MAILBOX_WRITES],
 };
 
 class LegacyBackend extends MailBackend {
@@ -85,20 +65,20 @@ class LegacyBackend extends MailBackend {
   }
 
   async scan(mailbox, opts = {}) {
-    const { desc, sort } = scanOrder(opts);
+    const { desc, sort } = paging.scanOrder(opts);
     const rows = await this.impl.scanHeaders(mailbox);
-    const after = decodeCursor(opts.cursor);
+    const after = paging.decodeCursor(opts.cursor);
     const limit = opts.limit == null ? rows.length + 1 : opts.limit;
     const page = pageRows(rows, { limit, order: sort, desc, after });
     return {
       rows: page.rows,
       total: rows.length,
-      nextCursor: page.next ? encodeCursor(page.next) : null,
+      nextCursor: page.next ? paging.encodeCursor(page.next) : null,
     };
   }
 
   scanStream(mailbox, opts = {}) {
-    const { desc, sort } = scanOrder(opts);
+    const { desc, sort } = paging.scanOrder(opts);
     const impl = this.impl;
     return (async function* rows() {
       const rows = await impl.scanHeaders(mailbox);
@@ -127,12 +107,12 @@ class LegacyBackend extends MailBackend {
   }
 
   async search(query, opts = {}) {
-    const ast = toAst(query);
-    await checkMailboxes(ast, () => this.names());
+    const ast = paging.toAst(query);
+    await paging.checkMailboxes(ast, () => this.names());
     if (opts.mailbox != null && !(await this.names()).includes(opts.mailbox)) {
       throw new errors.MAILBOX_NOT_FOUND(opts.mailbox);
     }
-    const { sort, desc } = searchOrder(opts.order);
+    const { sort, desc } = paging.searchOrder(opts.order);
     if (sort && sort !== 'uid') {
       throw new errors.UNSUPPORTED_OPERATION(this.kind, `search order ${opts.order}`);
     }
@@ -145,7 +125,10 @@ class LegacyBackend extends MailBackend {
             : a.uid - b.uid || (a.mailbox < b.mailbox ? -1 : 1),
         )
       : r.hits;
-    const { page, nextCursor } = pageHits(hits, { ...opts, order: sort ? 'asc' : opts.order });
+    const { page, nextCursor } = paging.pageHits(hits, {
+      ...opts,
+      order: sort ? 'asc' : opts.order,
+    });
     const rows = [];
     for (const mailbox of new Set(page.map((h) => h.mailbox))) {
       const want = new Set(page.filter((h) => h.mailbox === mailbox).map((h) => h.uid));
@@ -154,14 +137,14 @@ class LegacyBackend extends MailBackend {
     }
     const pos = new Map(page.map((h, i) => [`${h.mailbox}\0${h.uid}`, i]));
     rows.sort((a, b) => pos.get(`${a.mailbox}\0${a.uid}`) - pos.get(`${b.mailbox}\0${b.uid}`));
-    return { total: r.total, mailboxes: perMailbox(r.hits), rows, nextCursor };
+    return { total: r.total, mailboxes: paging.perMailbox(r.hits), rows, nextCursor };
   }
 
   async setFlags(mailbox, uidsOrQuery, add = [], remove = []) {
     const sel = Array.isArray(uidsOrQuery)
       ? { uids: uidsOrQuery.map(Number) }
-      : { query: toAst(uidsOrQuery) };
-    if (sel.query) await checkMailboxes(sel.query, () => this.names());
+      : { query: paging.toAst(uidsOrQuery) };
+    if (sel.query) await paging.checkMailboxes(sel.query, () => this.names());
     return this.impl.setFlags(mailbox, { ...sel, add, remove });
   }
 

@@ -4,16 +4,7 @@ const { errors } = require('@mailgate/core');
 const { splitFlags } = require('@mailgate/store');
 const { deriveRow } = require('@mailgate/importer');
 const { MailBackend, OPERATIONS } = require('./backend');
-const {
-  encodeCursor,
-  decodeCursor,
-  scanOrder,
-  toAst,
-  checkMailboxes,
-  perMailbox,
-  pageHits,
-  searchOrder,
-} = require('./paging');
+const paging = require('./paging');
 
 /*
  * The PostgreSQL backend: every operation of the interface, on @mailgate/store methods only
@@ -68,8 +59,8 @@ class PgBackend extends MailBackend {
 
   async scan(mailbox, opts = {}) {
     const id = await this.mailboxId(mailbox);
-    const { desc, sort } = scanOrder(opts);
-    const after = decodeCursor(opts.cursor);
+    const { desc, sort } = paging.scanOrder(opts);
+    const after = paging.decodeCursor(opts.cursor);
     if (opts.limit == null && sort === 'uid' && !after) {
       // The whole mailbox: its row count is the total (no second query).
       const rows = await this.store.scanHeaders(this.user.id, id, {
@@ -84,11 +75,15 @@ class PgBackend extends MailBackend {
       desc,
       after,
     });
-    return { rows: page.rows, total, nextCursor: page.next ? encodeCursor(page.next) : null };
+    return {
+      rows: page.rows,
+      total,
+      nextCursor: page.next ? paging.encodeCursor(page.next) : null,
+    };
   }
 
   scanStream(mailbox, opts = {}) {
-    const { desc, sort } = scanOrder(opts);
+    const { desc, sort } = paging.scanOrder(opts);
     const self = this;
     return (async function* rows() {
       const id = await self.mailboxId(mailbox);
@@ -101,7 +96,7 @@ class PgBackend extends MailBackend {
    * fast path of the API's whole-mailbox scan; rows equal scanStream's.
    */
   scanNdjson(mailbox, opts = {}) {
-    const { desc, sort } = scanOrder(opts);
+    const { desc, sort } = paging.scanOrder(opts);
     const { PassThrough } = require('node:stream');
     const out = new PassThrough();
     this.mailboxId(mailbox).then(
@@ -162,17 +157,17 @@ class PgBackend extends MailBackend {
   }
 
   async search(query, opts = {}) {
-    const ast = toAst(query);
+    const ast = paging.toAst(query);
     const names = await this.store.mailboxNamesById(this.user.id);
     // pg's store checks this itself; es answers from the mirror, so it is checked here too.
-    await checkMailboxes(ast, async () => [...names.values()]);
+    await paging.checkMailboxes(ast, async () => [...names.values()]);
     let mailboxId;
     if (opts.mailbox != null) {
       // from the names already read: one query less per search
       mailboxId = [...names].find(([, n]) => n === opts.mailbox)?.[0];
       if (mailboxId == null) throw new errors.MAILBOX_NOT_FOUND(opts.mailbox);
     }
-    const { sort, desc } = searchOrder(opts.order);
+    const { sort, desc } = paging.searchOrder(opts.order);
     let hits = await this.findHits(ast, mailboxId, names);
     if (sort) {
       // Webmail orders (date, sender …): the store sorts the hits by its columns.
@@ -183,7 +178,10 @@ class PgBackend extends MailBackend {
       );
       hits = ordered.map((h) => ({ mailbox: names.get(h.mailboxId), uid: h.uid, id: h.mailboxId }));
     }
-    const { page, nextCursor } = pageHits(hits, { ...opts, order: sort ? 'asc' : opts.order });
+    const { page, nextCursor } = paging.pageHits(hits, {
+      ...opts,
+      order: sort ? 'asc' : opts.order,
+    });
     const rows = page.length
       ? await this.store.headersFor(
           this.user.id,
@@ -192,7 +190,7 @@ class PgBackend extends MailBackend {
       : [];
     return {
       total: hits.length,
-      mailboxes: perMailbox(hits),
+      mailboxes: paging.perMailbox(hits),
       rows: rows.map(({ mailboxId: id, ...row }) => ({ ...row, mailbox: names.get(id) })),
       nextCursor,
     };
@@ -202,7 +200,7 @@ class PgBackend extends MailBackend {
     const id = await this.mailboxId(mailbox);
     const sel = Array.isArray(uidsOrQuery)
       ? { uids: uidsOrQuery.map(Number) }
-      : { query: toAst(uidsOrQuery) };
+      : { query: paging.toAst(uidsOrQuery) };
     // the store refuses an `in:` of a mailbox the user does not have (INVALID_QUERY)
     return this.store.setFlags(this.user.id, id, { ...sel, add, remove });
   }
@@ -296,12 +294,12 @@ class PgBackend extends MailBackend {
    */
   async listThreads(opts = {}) {
     const mailboxId = opts.mailbox != null ? await this.mailboxId(opts.mailbox) : undefined;
-    const after = decodeCursor(opts.cursor);
+    const after = paging.decodeCursor(opts.cursor);
     if (after && (typeof after.d !== 'string' || typeof after.t !== 'string')) {
       throw new errors.INVALID_CURSOR('not a thread cursor');
     }
     const r = await this.store.listThreads(this.user.id, { mailboxId, limit: opts.limit, after });
-    return { threads: r.threads, nextCursor: r.next ? encodeCursor(r.next) : null };
+    return { threads: r.threads, nextCursor: r.next ? paging.encodeCursor(r.next) : null };
   }
 
   /**

@@ -21,7 +21,7 @@ const { addLegacyUser } = require('@mailgate/legacy');
 const dovecot = require('../../../scripts/dovecot/dovecot.js');
 const { corpusDir } = require('../../../test/support/corpus');
 const { createTestDatabase } = require('../../../test/support/db');
-const { buildLegacyMail, messageKey } = require('../../../test/support/legacy-corpus');
+const { buildLegacyMail, messageKey, copier } = require('../../../test/support/legacy-corpus');
 const { esUnavailableReason } = require('../../../test/support/es');
 
 const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
@@ -94,11 +94,7 @@ d('service conformance: every backend, the same real messages', () => {
     const src = buildLegacyMail(path.join(corpus, 'enron', 'maildir'), N, path.join(tmp, 'src'), {
       strictHeaders: true,
     });
-    const copy = (name) => {
-      const to = path.join(tmp, name);
-      fs.cpSync(path.join(tmp, 'src'), to, { recursive: true, preserveTimestamps: true });
-      return to;
-    };
+    const copy = copier(path.join(tmp, 'src'), tmp);
     const home = path.join(tmp, 'home');
     addLegacyUser(home, 'conf', {
       mboxDir: path.join(copy('mbox'), 'mail'),

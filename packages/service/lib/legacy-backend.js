@@ -38,16 +38,9 @@ class LegacyBackend extends MailBackend {
     const subs = this.capabilities.has('listSubscriptions')
       ? new Set(await this.listSubscriptions())
       : null;
-    return (await this.impl.listMailboxes()).map((b) => ({
-      name: b.name,
-      total: b.total,
-      unseen: b.unseen,
-      uidvalidity: b.uidvalidity,
-      uidnext: b.uidnext,
-      highestModseq: b.highestmodseq,
-      specialUse: b.specialUse,
-      subscribed: subs ? subs.has(b.name) : null,
-    }));
+    return (await this.impl.listMailboxes()).map((b) =>
+      paging.mailboxRow(b, subs ? subs.has(b.name) : null),
+    );
   }
 
   async status(mailbox) {

@@ -75,6 +75,24 @@ async function checkMailboxes(ast, names) {
 }
 
 /**
+ * The interface's mailbox row from a store or legacy listing (`highestmodseq` → camel case).
+ * @param {object} b
+ * @param {boolean|null} subscribed
+ */
+function mailboxRow(b, subscribed) {
+  return {
+    name: b.name,
+    total: b.total,
+    unseen: b.unseen,
+    uidvalidity: b.uidvalidity,
+    uidnext: b.uidnext,
+    highestModseq: b.highestmodseq,
+    specialUse: b.specialUse,
+    subscribed,
+  };
+}
+
+/**
  * Groups hits `[{mailbox, uid}]` per mailbox in first-seen order (the search answer's shape).
  * @param {Array<{mailbox: string, uid: number}>} hits
  */
@@ -136,6 +154,7 @@ function pageHits(hits, opts) {
 }
 
 module.exports = {
+  mailboxRow,
   encodeCursor,
   decodeCursor,
   scanOrder,

@@ -31,16 +31,9 @@ class PgBackend extends MailBackend {
   }
 
   async listMailboxes() {
-    return (await this.store.listMailboxes(this.user.id)).map((b) => ({
-      name: b.name,
-      total: b.total,
-      unseen: b.unseen,
-      uidvalidity: b.uidvalidity,
-      uidnext: b.uidnext,
-      highestModseq: b.highestmodseq,
-      specialUse: b.specialUse,
-      subscribed: b.subscribed,
-    }));
+    return (await this.store.listMailboxes(this.user.id)).map((b) =>
+      paging.mailboxRow(b, b.subscribed),
+    );
   }
 
   async status(mailbox) {

@@ -9,7 +9,7 @@
  * BODYSTRUCTURE are cached per (user, mailbox, uidvalidity, uid): a uid's bytes never change.
  */
 
-const { atom, literal } = require('./writer');
+const { atom, literal, responseLine } = require('./writer');
 const { bad } = require('./errors');
 const { numberArg, listArg, atomArg, astring } = require('./args');
 const { parseSequenceSet, resolveSeq, resolveUid, formatSet, inSet } = require('./sequence');
@@ -22,6 +22,7 @@ const { coveredItem, headerFields, metaFor } = require('./meta');
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
 const META_CHUNK = 2000;
+const WRITE_BATCH = 500;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 const cache = new StructureCache(20000);
 
@@ -220,13 +221,28 @@ async function runFetch(s, args, byUid) {
         { logger: s.log },
       );
       if (s.closed) return;
+      // One socket write per WRITE_BATCH responses: a write per message costs more than
+      // building it (21,282 writes for a mailbox's list view).
+      let out = [];
+      const flush = async () => {
+        if (out.length) s.send(Buffer.concat(out));
+        out = [];
+        if (s.socket.writableNeedDrain) await s.drain();
+      };
       for (const seq of chunk) {
         const uid = v.uidAt(seq);
         const meta = metas.get(uid);
         if (!meta) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-        s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), null, meta)]);
-        if (s.socket.writableNeedDrain) await s.drain();
+        out.push(
+          responseLine('*', [
+            seq,
+            atom('FETCH'),
+            responseItems(ctx, uid, rows.get(uid), null, meta),
+          ]),
+        );
+        if (out.length >= WRITE_BATCH) await flush();
       }
+      await flush();
     }
     return;
   }

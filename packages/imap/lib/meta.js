@@ -75,6 +75,8 @@ const metaSize = (m) =>
   m.envelope.length + m.body.length + m.bodystructure.length + m.fields.length + 64;
 
 const cache = new MetaCache(CACHE_BYTES);
+// Kept lines already split into fields, by their text (a list view asks for them again and again).
+const PARSED = new Map();
 const RAW_BATCH = 500;
 
 /** A response value as wire text (latin1: one char per byte). */
@@ -123,9 +125,14 @@ function coveredItem(it) {
  * @returns {Buffer}
  */
 function headerFields(fields, names) {
-  const lines = parseFields(fields)
-    .filter((f) => names.has(f.key))
-    .map((f) => f.line);
+  let parsed = PARSED.get(fields);
+  if (!parsed) {
+    parsed = parseFields(fields);
+    // Strings cannot key a WeakMap: a small bounded map of the last lists parsed.
+    if (PARSED.size >= 50000) PARSED.clear();
+    PARSED.set(fields, parsed);
+  }
+  const lines = parsed.filter((f) => names.has(f.key)).map((f) => f.line);
   lines.push('\r\n');
   return Buffer.from(lines.join(''), 'latin1');
 }

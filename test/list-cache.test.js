@@ -162,6 +162,37 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     expect(s2.listCache.entries.size).toBe(2);
   });
 
+  test('thread ids the thread stage changes reach cached rows (it stamps a modseq)', async () => {
+    const write = (name, m) => {
+      const file = path.join(tmp, name);
+      fs.writeFileSync(file, mboxOf([m]));
+      return runImport({
+        store: other,
+        kind: 'mbox',
+        paths: [file],
+        user: 'lc',
+        mailbox: 'Threads',
+        workers: 0,
+        progress: false,
+      });
+    };
+    await write('r2.mbox', msg({ subject: 'Re: plan', headers: ['Message-ID: <r2@x>'] }));
+    const box = await plain.getMailbox(user.id, 'Threads');
+    const [right] = await plain.scanHeaders(user.id, box.id);
+    // A thread id the thread stage will correct (as when a later message merges threads),
+    // loaded into the cache first.
+    await db
+      .knex('messages')
+      .where({ user_id: user.id, mailbox_id: box.id })
+      .update({ thread_id: 'stale' });
+    expect((await cached.scanHeaders(user.id, box.id))[0].threadId).toBe('stale');
+    const r = await other.assignThreads(user.id);
+    expect(r.updated).toBeGreaterThanOrEqual(1);
+    const rows = await cached.scanHeaders(user.id, box.id);
+    expect(rows).toEqual(await plain.scanHeaders(user.id, box.id));
+    expect(rows[0].threadId).toBe(right.threadId);
+  });
+
   test('a deleted mailbox is dropped from the cache', async () => {
     const mb = await other.ensureMailbox(user.id, 'Gone');
     await cached.scanHeaders(user.id, mb.id);

@@ -3,6 +3,7 @@
 const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { HEADER_COLUMNS, headerRow } = require('./header-row');
+const { lockMailbox, bumpModseq } = require('./mail-ops');
 
 /*
  * Threads (webmail, issue 14): the thread id of every message, computed after each import by
@@ -144,19 +145,29 @@ const threadOps = {
     }));
     const ids = threadIds(msgs);
     const changed = msgs.filter((m) => m.old !== ids.get(m.key));
-    for (let i = 0; i < changed.length; i += 5000) {
-      const part = changed.slice(i, i + 5000);
-      await this.knex.raw(
-        `UPDATE messages m SET thread_id = v.t
-           FROM unnest(?::int[], ?::bigint[], ?::text[]) AS v(mailbox_id, uid, t)
-          WHERE m.user_id = ? AND m.mailbox_id = v.mailbox_id AND m.uid = v.uid`,
-        [
-          part.map((m) => m.mailboxId),
-          part.map((m) => m.uid),
-          part.map((m) => ids.get(m.key)),
-          userId,
-        ],
-      );
+    const byMailbox = new Map();
+    for (const m of changed) {
+      if (!byMailbox.has(m.mailboxId)) byMailbox.set(m.mailboxId, []);
+      byMailbox.get(m.mailboxId).push(m);
+    }
+    // threadId is part of the header row: a change is stamped with a new modseq under the
+    // mailbox row lock, like every other change, so that readers keyed on modseq (the list
+    // cache, changesSince) see it.
+    for (const [mailboxId, list] of byMailbox) {
+      for (let i = 0; i < list.length; i += 5000) {
+        const part = list.slice(i, i + 5000);
+        await this.knex.transaction(async (trx) => {
+          const mb = await lockMailbox(trx, userId, mailboxId);
+          const modseq = Number(mb.highestmodseq) + 1;
+          await trx.raw(
+            `UPDATE messages m SET thread_id = v.t, modseq = ?
+               FROM unnest(?::bigint[], ?::text[]) AS v(uid, t)
+              WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid`,
+            [modseq, part.map((m) => m.uid), part.map((m) => ids.get(m.key)), userId, mailboxId],
+          );
+          await bumpModseq(trx, userId, mailboxId, modseq);
+        });
+      }
     }
     return { messages: msgs.length, updated: changed.length };
   },

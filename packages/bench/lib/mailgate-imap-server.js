@@ -28,6 +28,9 @@ function mailgateImapServer(ctx) {
     MAILGATE_HOME: base.databaseUrl ? base.home : path.join(ctx.work, 'pg-home'),
     LOG_LEVEL: 'silent',
   };
+  // The configured database, not whatever the environment names: without it a test's
+  // DATABASE_URL (ctx.config) was ignored and the server used ~/.mailgate's embedded one.
+  if (base.databaseUrl) env.DATABASE_URL = base.databaseUrl;
   let service = null;
   let server = null;
   let user = null;

@@ -27,11 +27,14 @@ beforeAll(async () => {
   const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   port = Number(new URL(url).port);
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  if (monitor) await monitor.destroy();
+  await t.close();
+});
 
 /** Opens an NDJSON scan and stops reading after the status line. */
-function stalledReader(token, mailbox = 'Big') {
-  const s = net.connect(port, '127.0.0.1');
+function stalledReader(token, mailbox = 'Big', at = port) {
+  const s = net.connect(at, '127.0.0.1');
   const status = new Promise((resolve, reject) => {
     s.once('data', (chunk) => {
       s.pause();
@@ -46,17 +49,20 @@ function stalledReader(token, mailbox = 'Big') {
   return { socket: s, status };
 }
 
-async function timed(url, token) {
+async function timed(url, token, at = port) {
   const t0 = performance.now();
-  const r = await fetch(`http://127.0.0.1:${port}${url}`, {
+  const r = await fetch(`http://127.0.0.1:${at}${url}`, {
     headers: token ? { authorization: `Bearer ${token}` } : {},
   });
   await r.arrayBuffer();
   return { status: r.status, ms: performance.now() - t0 };
 }
 
+// Its own connection: the app's pool may be full of stalled streams while we look.
+let monitor;
 async function copiesRunning() {
-  const r = await t.db.knex.raw(
+  monitor ??= require('knex')({ client: 'pg', connection: t.db.url, pool: { min: 0, max: 1 } });
+  const r = await monitor.raw(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'COPY (SELECT%' AND state = 'active'",
   );
   return r.rows[0].n;
@@ -71,15 +77,24 @@ async function until(fn, ms) {
   return fn();
 }
 
+let cleanup = null;
+afterEach(async () => {
+  // A failed test must not leave its stalled streams to the next one.
+  if (cleanup) cleanup();
+  cleanup = null;
+  await until(() => t.app.streams.open === 0, STALL_MS + 4000);
+});
+
 describe.each([10, 50])('%i stalled NDJSON readers of one user', (n) => {
   test('are capped, other users and /health answer < 200 ms, stalls are cut', async () => {
     await timed('/api/v1/health'); // warm the connection path
     const readers = Array.from({ length: n }, () => stalledReader(alice));
+    cleanup = () => readers.forEach((r) => r.socket.destroy());
     const statuses = await Promise.all(readers.map((r) => r.status));
     expect(statuses.filter((s) => s === 200)).toHaveLength(2);
     expect(statuses.filter((s) => s === 429)).toHaveLength(n - 2);
-    // The two accepted streams are stalled mid-COPY, each holding a connection.
-    expect(await copiesRunning()).toBe(2);
+    // The two accepted streams are open (stalled: their client reads nothing).
+    expect(t.app.streams.open).toBe(2);
     for (let i = 0; i < 3; i++) {
       for (const [url, token] of [
         ['/api/v1/health', null],
@@ -108,7 +123,9 @@ describe.each([10, 50])('%i stalled NDJSON readers of one user', (n) => {
 test('a reader who goes away ends the COPY at once', async () => {
   const r = stalledReader(alice);
   expect(await r.status).toBe(200);
-  expect(await copiesRunning()).toBe(1);
+  cleanup = () => r.socket.destroy();
+  expect(t.app.streams.open).toBe(1);
+  expect(await until(async () => (await copiesRunning()) === 1, 3000)).toBe(true);
   r.socket.destroy();
   const t0 = Date.now();
   // Closing the connection's socket ends the COPY on the server at once (a polite

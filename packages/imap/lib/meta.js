@@ -125,6 +125,11 @@ function coveredItem(it) {
  * @returns {Buffer}
  */
 function headerFields(fields, names) {
+  return Buffer.from(headerFieldsText(fields, names), 'latin1');
+}
+
+/** headerFields as latin1 text (one char per byte). */
+function headerFieldsText(fields, names) {
   let parsed = PARSED.get(fields);
   if (!parsed) {
     parsed = parseFields(fields);
@@ -134,7 +139,7 @@ function headerFields(fields, names) {
   }
   const lines = parsed.filter((f) => names.has(f.key)).map((f) => f.line);
   lines.push('\r\n');
-  return Buffer.from(lines.join(''), 'latin1');
+  return lines.join('');
 }
 
 /**
@@ -201,4 +206,12 @@ const hasNul = (m) =>
   m.bodystructure.includes('\0') ||
   m.fields.includes('\0');
 
-module.exports = { FIELDS, deriveMeta, coveredItem, headerFields, metaFor, MetaCache };
+module.exports = {
+  FIELDS,
+  deriveMeta,
+  coveredItem,
+  headerFields,
+  headerFieldsText,
+  metaFor,
+  MetaCache,
+};

@@ -106,7 +106,8 @@ test('the memory copy is bounded by bytes', () => {
 });
 
 test('ENVELOPE, BODYSTRUCTURE and list-view fields: kept answers equal answers from the bytes', async () => {
-  const covered = 'BODY.PEEK[HEADER.FIELDS (FROM TO SUBJECT DATE)] ENVELOPE BODYSTRUCTURE';
+  const covered =
+    'FLAGS INTERNALDATE RFC822.SIZE MODSEQ BODY.PEEK[HEADER.FIELDS (FROM TO SUBJECT DATE)] ENVELOPE BODYSTRUCTURE BODY BODY.PEEK[HEADER.FIELDS (SUBJECT)]<3.12>';
   // RFC822.HEADER makes the server read every message: the reference answer.
   const first = perMessage(await fetchAll(`(${covered})`));
   const fromBytes = perMessage(await fetchAll(`(${covered} RFC822.HEADER)`));

@@ -132,6 +132,20 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     }
   });
 
+  test('a page of a mailbox not cached yet is read by SQL while the cache fills in the background', async () => {
+    const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
+    const a = await fresh.scanPage(user.id, mailboxId, { limit: 5 });
+    expect(a.rows).toEqual((await plain.scanPage(user.id, mailboxId, { limit: 5 })).rows);
+    expect(await fresh.countMessages(user.id, mailboxId)).toEqual(
+      await plain.countMessages(user.id, mailboxId),
+    );
+    await Promise.all([...fresh.listCache.loading.values()]);
+    expect(fresh.listCache.has(user.id, mailboxId)).toBe(true);
+    const hits = fresh.listCache.stats.hits;
+    await fresh.scanPage(user.id, mailboxId, { limit: 5 });
+    expect(fresh.listCache.stats.hits).toBe(hits + 1);
+  });
+
   test('scanPage (the API path) in uid order pages from the cache, date order from SQL', async () => {
     const a = await cached.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });
     const b = await plain.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });

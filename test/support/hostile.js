@@ -7,17 +7,7 @@
 const iconvEncodings = require('iconv-lite/encodings');
 const whatwgLabels = require('libmime/lib/charsets');
 
-/** mulberry32: a small seeded PRNG (uniform in [0, 1)). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { rng } = require('./rng');
 
 const HEAD =
   'From: Torture <t@example.org>\r\nTo: victim@example.org\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n';

@@ -18,17 +18,7 @@ const { msg, mboxOf } = require('../../../test/support/mail');
 const SEED = Number(process.env.FUZZ_SEED || 0x5eed17);
 const COUNT = Number(process.env.FUZZ_COUNT || 700);
 
-/** mulberry32: small, seedable, good enough to pick cases. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { rng } = require('../../../test/support/rng');
 
 // Hostile messages next to the ordinary ones (more can be added here: the message view,
 // raw and attachment routes are fuzzed over every uid).

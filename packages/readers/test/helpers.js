@@ -26,17 +26,7 @@ function split(buf, opts = {}, chunkSize = (n) => n) {
   });
 }
 
-/** Deterministic PRNG (mulberry32) so random chunkings are reproducible. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { rng } = require('../../../test/support/rng');
 
 /** Entries → comparable plain objects. */
 function plain(entries) {

@@ -40,6 +40,33 @@ class ListCache {
     this.rows = 0;
     this.stats = { hits: 0, deltas: 0, loads: 0 };
     this.tooLarge = new Set(); // mailboxes seen larger than the whole budget (bounded below)
+    this.loading = new Map(); // background loads in flight (warm)
+  }
+
+  /**
+   * Whether the mailbox's rows are in memory (possibly not current: rowsOf checks).
+   * @param {number} userId
+   * @param {number} mailboxId
+   */
+  has(userId, mailboxId) {
+    return this.entries.has(`${userId}:${mailboxId}`);
+  }
+
+  /**
+   * Loads a mailbox into the cache in the background (once at a time per mailbox), so that a
+   * small page does not wait for the whole mailbox: the first page of a webmail list is read
+   * by SQL while the cache fills for the next request.
+   * @param {import('knex').Knex} knex
+   * @param {number} userId
+   * @param {number} mailboxId
+   */
+  warm(knex, userId, mailboxId) {
+    const key = `${userId}:${mailboxId}`;
+    if (this.loading.has(key) || !this.usable(userId, mailboxId)) return;
+    const p = this.rowsOf(knex, userId, mailboxId)
+      .catch(() => {}) // a failed warm-up only means the next request reads SQL again
+      .finally(() => this.loading.delete(key));
+    this.loading.set(key, p);
   }
 
   /**

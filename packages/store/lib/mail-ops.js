@@ -57,7 +57,10 @@ const mailOps = {
    *   keyset position after the last row when more rows follow
    */
   async scanPage(userId, mailboxId, opts) {
-    if (this.listCache && opts.order !== 'date') {
+    if (this.listCache && opts.order !== 'date' && !this.listCache.has(userId, mailboxId)) {
+      // Not cached yet: this page by SQL (a few ms), the whole mailbox loads in the background.
+      this.listCache.warm(this.knex, userId, mailboxId);
+    } else if (this.listCache && opts.order !== 'date') {
       // uid order: a page of the list cache (exact by modseq, see list-cache.js).
       const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
       if (!list) return { rows: [], next: null };

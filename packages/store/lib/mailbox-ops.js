@@ -161,7 +161,9 @@ const mailboxOps = {
    * @param {number} mailboxId
    */
   async countMessages(userId, mailboxId) {
-    if (this.listCache && this.listCache.usable(userId, mailboxId)) {
+    if (this.listCache && !this.listCache.has(userId, mailboxId)) {
+      this.listCache.warm(this.knex, userId, mailboxId);
+    } else if (this.listCache && this.listCache.usable(userId, mailboxId)) {
       // Counted from the list cache's rows (exact by modseq): no scan of the partition.
       const list = (await this.listCache.rowsOf(this.knex, userId, mailboxId)) || [];
       let unseen = 0;

@@ -150,7 +150,7 @@ describeEs('test/pg-faults.test.js', 'PostgreSQL SIGKILL faults', (es) => {
 
   /** The outbox drains and `es verify` finds no drift (in-process: a CLI start costs seconds). */
   async function esClean() {
-    const m = openMirror({ elasticsearchUrl: es.url }, knex, {
+    const m = openMirror({ elasticsearchUrl: es.url }, new PgStore(knex), {
       env: { MAILGATE_ES_PREFIX: es.prefix },
     });
     try {
@@ -344,7 +344,7 @@ describeEs('test/pg-faults.test.js', 'PostgreSQL SIGKILL faults', (es) => {
     if (es.skipped()) return;
     // The worker keeps its own pool across the crash, as `mailgate serve` does.
     const own = Knex({ client: 'pg', connection: pg.url(), pool: { min: 0, max: 2 } });
-    const m = openMirror({ elasticsearchUrl: es.url }, own, {
+    const m = openMirror({ elasticsearchUrl: es.url }, new PgStore(own), {
       env: { MAILGATE_ES_PREFIX: es.prefix },
     });
     const quiet = { info() {}, warn() {}, debug() {}, error() {} };
@@ -360,8 +360,8 @@ describeEs('test/pg-faults.test.js', 'PostgreSQL SIGKILL faults', (es) => {
       await sleep(500);
       await restart();
       await store.setFlags(kim.id, mb.id, { uids: uids.slice(10), add: ['\\Answered'] });
-      for (let i = 0; i < 600 && (await pending(knex)) > 0; i++) await sleep(100);
-      expect(await pending(knex)).toBe(0);
+      for (let i = 0; i < 600 && (await pending(store)) > 0; i++) await sleep(100);
+      expect(await pending(store)).toBe(0);
     } finally {
       await worker.stop();
       await m.close();

@@ -51,7 +51,7 @@ async function main() {
   const log = createLogger({ logLevel: 'warn' });
   const db = await openDatabase(config);
   const store = new PgStore(db.knex, { outbox: true });
-  const mirror = openMirror(config, db.knex, { env, log });
+  const mirror = openMirror(config, store, { env, log });
   const user = `bench-es-${Date.now()}`;
   try {
     // Import with the outbox on (what a mirrored installation pays), then drain it.

@@ -205,6 +205,17 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     const rows = await cached.scanHeaders(user.id, box.id);
     expect(rows).toEqual(await plain.scanHeaders(user.id, box.id));
     expect(rows[0].threadId).toBe(right.threadId);
+    // A first thread id (new mail) stamps no row, only the mailbox: the cache reloads.
+    await db
+      .knex('messages')
+      .where({ user_id: user.id, mailbox_id: box.id })
+      .update({ thread_id: null });
+    const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
+    expect((await fresh.scanHeaders(user.id, box.id))[0].threadId).toBeNull();
+    expect((await other.assignThreads(user.id)).updated).toBeGreaterThanOrEqual(1);
+    const again = await fresh.scanHeaders(user.id, box.id);
+    expect(again).toEqual(await plain.scanHeaders(user.id, box.id));
+    expect(again[0].threadId).toBe(right.threadId);
   });
 
   test('a deleted mailbox is dropped from the cache', async () => {

@@ -157,8 +157,10 @@ class ListCache {
       },
       { isolationLevel: 'repeatable read', readOnly: true },
     );
-    // A large delta costs as much as a load: reload rather than merge.
-    if (changed.length > e.list.length / 2) return null;
+    // A large delta costs as much as a load: reload rather than merge. No changed row at all
+    // means the mailbox moved without stamping rows (the thread stage's first thread ids):
+    // reload too.
+    if (changed.length > e.list.length / 2 || changed.length === 0) return null;
     const byUid = new Map();
     for (const x of changed) byUid.set(Number(x.uid), x);
     const list = [];

@@ -3,7 +3,7 @@
 const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { HEADER_COLUMNS, headerRow } = require('./header-row');
-const { lockMailbox, bumpModseq } = require('./mail-ops');
+const { lockMailbox, bumpModseq, writeOutbox } = require('./mail-ops');
 
 /*
  * Threads (webmail, issue 14): the thread id of every message, computed after each import by
@@ -150,22 +150,36 @@ const threadOps = {
       if (!byMailbox.has(m.mailboxId)) byMailbox.set(m.mailboxId, []);
       byMailbox.get(m.mailboxId).push(m);
     }
-    // threadId is part of the header row: a change is stamped with a new modseq under the
-    // mailbox row lock, like every other change, so that readers keyed on modseq (the list
-    // cache, changesSince) see it.
     for (const [mailboxId, list] of byMailbox) {
       for (let i = 0; i < list.length; i += 5000) {
         const part = list.slice(i, i + 5000);
+        // A first thread id (new mail) is not a change of the message: no modseq, no outbox
+        // row (the mirror holds no thread id). A merge changes an id clients may have seen: it
+        // is stamped with a new modseq and queued, like every change. Either way the mailbox's
+        // HIGHESTMODSEQ moves, so a reader keyed on it (the list cache) looks again.
+        const merged = part.filter((m) => m.old != null);
         await this.knex.transaction(async (trx) => {
           const mb = await lockMailbox(trx, userId, mailboxId);
           const modseq = Number(mb.highestmodseq) + 1;
           await trx.raw(
-            `UPDATE messages m SET thread_id = v.t, modseq = ?
-               FROM unnest(?::bigint[], ?::text[]) AS v(uid, t)
+            `UPDATE messages m SET thread_id = v.t,
+                    modseq = CASE WHEN v.merged THEN ? ELSE m.modseq END
+               FROM unnest(?::bigint[], ?::text[], ?::boolean[]) AS v(uid, t, merged)
               WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid`,
-            [modseq, part.map((m) => m.uid), part.map((m) => ids.get(m.key)), userId, mailboxId],
+            [
+              modseq,
+              part.map((m) => m.uid),
+              part.map((m) => ids.get(m.key)),
+              part.map((m) => m.old != null),
+              userId,
+              mailboxId,
+            ],
           );
           await bumpModseq(trx, userId, mailboxId, modseq);
+          if (this.outbox && merged.length) {
+            const uids = merged.map((m) => m.uid);
+            await writeOutbox(trx, userId, mailboxId, uids, modseq, 'index');
+          }
         });
       }
     }

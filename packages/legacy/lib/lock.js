@@ -3,6 +3,8 @@
 const fs = require('node:fs');
 const fsp = require('node:fs/promises');
 const os = require('node:os');
+const path = require('node:path');
+const crypto = require('node:crypto');
 const fsx = require('fs-native-extensions');
 const { errors } = require('@mailgate/core');
 
@@ -19,7 +21,7 @@ const { errors } = require('@mailgate/core');
  *   concurrent read in the same process would otherwise silently release a writer's lock) and
  *   do conflict between two descriptors of one process, so requests of one server exclude each
  *   other too.
- * - dotlock `FILE.lock`, created with O_EXCL, holding `pid:host` (Dovecot's format, so that
+ * - dotlock `FILE.lock`, linked from a temporary file holding `pid:host` (Dovecot's format, so that
  *   Dovecot breaks the lock of a dead mailgate at once instead of after its 2-minute
  *   mbox_dotlock_change_timeout).
  *
@@ -104,24 +106,54 @@ async function breakLock(lockPath, judged) {
   }
 }
 
+/*
+ * The dotlock is written under a unique temporary name first and then linked to FILE.lock
+ * (link(2) is atomic and fails with EEXIST when the lock is taken), the liblockfile way: a
+ * writer killed at any point never leaves an empty FILE.lock, which other writers could only
+ * break by age (2 minutes). The temporary names end in `.lock`, so Dovecot never lists them;
+ * one left by a killed writer is removed by the next (cleanDotlockTemps).
+ */
 function tryDotlock(lockPath) {
-  let fd;
+  const tmp = path.join(
+    path.dirname(lockPath),
+    `.${path.basename(lockPath)}.mailgate-dotlock-${process.pid}-${crypto.randomBytes(4).toString('hex')}.lock`,
+  );
+  fs.writeFileSync(tmp, `${process.pid}:${os.hostname()}`, { mode: 0o644, flag: 'wx' });
   try {
-    fd = fs.openSync(
-      lockPath,
-      fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
-      0o644,
-    );
+    fs.linkSync(tmp, lockPath);
+    return true;
   } catch (err) {
     if (err.code === 'EEXIST') return false;
     throw err;
-  }
-  try {
-    fs.writeSync(fd, `${process.pid}:${os.hostname()}`);
   } finally {
-    fs.closeSync(fd);
+    try {
+      fs.unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
   }
-  return true;
+}
+
+/** Removes dotlock temporaries of writers that died between writing and unlinking them. */
+function cleanDotlockTemps(lockPath) {
+  const dir = path.dirname(lockPath);
+  const prefix = `.${path.basename(lockPath)}.mailgate-dotlock-`;
+  let names = [];
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.startsWith(prefix) && n.endsWith('.lock'));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = Number(n.slice(prefix.length).split('-')[0]);
+    if (pid > 0 && pid !== process.pid && !alive(pid)) {
+      try {
+        fs.unlinkSync(path.join(dir, n));
+      } catch {
+        // another writer removed it
+      }
+    }
+  }
 }
 
 /**
@@ -135,6 +167,7 @@ function tryDotlock(lockPath) {
 async function lockMailbox(file, opts = {}) {
   const lockPath = `${file}.lock`;
   const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_WAIT_MS);
+  cleanDotlockTemps(lockPath);
   const fd = fs.openSync(file, 'r+');
   let ok = false;
   try {

@@ -179,3 +179,24 @@ test.each([
   expect(fs.readdirSync(dir).filter((f) => f.includes('mailgate'))).toEqual([]);
   expect(fs.existsSync(`${file}.lock`)).toBe(false);
 });
+
+test('the dotlock is linked from a written temporary: a killed writer leaves no empty lock, and its temporary is cleaned', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-dotlock-'));
+  try {
+    const file = path.join(dir, 'inbox.mbox');
+    fs.writeFileSync(file, mboxOf([msg({ subject: 'one' })]));
+    // A writer killed between writing its temporary and removing it (dead pid).
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    }).stdout;
+    const left = path.join(dir, `.inbox.mbox.lock.mailgate-dotlock-${dead}-0badf00d.lock`);
+    fs.writeFileSync(left, `${dead}:${os.hostname()}`);
+    const lock = await lockMailbox(file, { timeoutMs: 2000 });
+    // Held: the lock has its owner from the first byte it existed under its name.
+    expect(fs.readFileSync(`${file}.lock`, 'latin1')).toBe(`${process.pid}:${os.hostname()}`);
+    await lock.release();
+    expect(fs.readdirSync(dir).sort()).toEqual(['inbox.mbox']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

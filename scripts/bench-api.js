@@ -58,7 +58,10 @@ async function main() {
     );
     console.error(`  ${imp.imported} imported in ${imp.seconds}s`);
     const token = JSON.parse(run(['token', 'create', user, '--json'], env).stdout).token;
-    server = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    server = spawn(process.execPath, [CLI, 'serve', '--no-imap'], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const url = await listening(server);
     const headers = { authorization: `Bearer ${token}` };
     const api = `${url}/api/v1`;

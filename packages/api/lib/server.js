@@ -1,6 +1,6 @@
 'use strict';
 
-const { openDatabase, createLogger, errors } = require('@mailgate/core');
+const { openDatabase, createLogger, errors, onShutdown } = require('@mailgate/core');
 const { createMailService } = require('@mailgate/service');
 const { build } = require('./app');
 const { pathOf } = require('./plugins/errors');
@@ -107,26 +107,8 @@ async function startServer(config, opts = {}) {
     }
     return closing;
   };
-  if (opts.signals !== false) {
-    const onSignal = (sig) => {
-      log.info({ sig }, 'shutting down');
-      // In-flight requests finish; a hard deadline guards against a stuck one.
-      const t = setTimeout(() => {
-        log.error('shutdown timed out');
-        process.exit(1);
-      }, 15000);
-      t.unref();
-      close().then(
-        () => process.exit(0),
-        (err) => {
-          log.error({ err: { message: err.message } }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-  }
+  // In-flight requests finish; a hard deadline guards against a stuck one.
+  if (opts.signals !== false) onShutdown(log, close);
   if (opts.onListen) opts.onListen(url);
   return { app, url, close };
 }

@@ -5,6 +5,8 @@
  * Kept apart from main.js so the API wiring stays in one small file.
  */
 
+const { onShutdown } = require('@mailgate/core');
+
 /**
  * Runs the HTTP API until SIGTERM/SIGINT (graceful shutdown is in @mailgate/api's server).
  * With `imap`, the IMAP server runs beside it on the API's mail service and failed-login
@@ -41,31 +43,6 @@ async function serve(config, log, opts = {}) {
   };
   onShutdown(log, close);
   return { ...srv, imap: imap.server, close };
-}
-
-/**
- * Graceful shutdown on SIGTERM/SIGINT: close() then exit 0 (1 when it fails or hangs).
- * @param {import('pino').Logger} log
- * @param {() => Promise<void>} close
- */
-function onShutdown(log, close) {
-  const onSignal = (sig) => {
-    log.info({ sig }, 'shutting down');
-    const t = setTimeout(() => {
-      log.error('shutdown timed out');
-      process.exit(1);
-    }, 15000);
-    t.unref();
-    close().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err: { message: err.message } }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
 }
 
 /**
@@ -110,4 +87,4 @@ async function serveDemo({ config, log, user, noServe }) {
   return true;
 }
 
-module.exports = { serve, createToken, serveDemo, onShutdown };
+module.exports = { serve, createToken, serveDemo };

@@ -8,6 +8,7 @@ const { openDatabase, MIGRATIONS_DIR } = require('./db');
 const { createProgress } = require('./progress');
 const { hashPassword, verifyPassword } = require('./passwords');
 const { LoginLimiter, LOGIN_LIMIT_DEFAULTS } = require('./login-limiter');
+const { onShutdown } = require('./shutdown');
 
 module.exports = {
   loadConfig,
@@ -22,4 +23,5 @@ module.exports = {
   verifyPassword,
   LoginLimiter,
   LOGIN_LIMIT_DEFAULTS,
+  onShutdown,
 };

@@ -13,6 +13,7 @@
 const { serialize } = require('./writer');
 const { describe } = require('./structure');
 const { parseTree, parseFields } = require('./mime-tree');
+const { StructureCache } = require('./cache');
 
 /**
  * Header fields kept as raw lines: what Thunderbird, Apple Mail, mutt, K-9 and Outlook ask for
@@ -43,31 +44,15 @@ const FIELDS = new Set([
 /** Bytes of metadata kept in memory over all sessions of this process. */
 const CACHE_BYTES = 64 * 1024 * 1024;
 
-class MetaCache {
+/** Metadata kept in memory, bounded by bytes (the shared LRU of cache.js). */
+class MetaCache extends StructureCache {
+  /** @param {number} maxBytes */
   constructor(maxBytes) {
-    this.max = maxBytes;
-    this.bytes = 0;
-    this.map = new Map();
+    super(maxBytes, (m, key) => metaSize(m) + key.length);
   }
-  get(key) {
-    const v = this.map.get(key);
-    if (v === undefined) return undefined;
-    this.map.delete(key);
-    this.map.set(key, v);
-    return v;
-  }
-  set(key, v) {
-    const size = metaSize(v) + key.length;
-    const old = this.map.get(key);
-    if (old) this.bytes -= metaSize(old) + key.length;
-    this.map.delete(key);
-    this.map.set(key, v);
-    this.bytes += size;
-    for (const [k, x] of this.map) {
-      if (this.bytes <= this.max) break;
-      this.map.delete(k);
-      this.bytes -= metaSize(x) + k.length;
-    }
+
+  get bytes() {
+    return this.size;
   }
 }
 

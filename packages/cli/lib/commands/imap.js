@@ -1,9 +1,8 @@
 'use strict';
 
 const { createMailService } = require('@mailgate/service');
-const { LoginLimiter } = require('@mailgate/core');
+const { LoginLimiter, onShutdown } = require('@mailgate/core');
 const { startImap, imapSettings } = require('../imap');
-const { onShutdown } = require('../serve');
 
 /*
  * `mailgate imap`: the IMAP server alone (no HTTP), until SIGTERM/SIGINT, which say `* BYE`

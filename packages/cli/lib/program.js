@@ -42,8 +42,10 @@ function buildProgram(ctx) {
 Environment: MAILGATE_HOME (default ~/.mailgate), DATABASE_URL (external PostgreSQL instead of
 the embedded one), ELASTICSEARCH_URL (enables the search mirror), MAILGATE_ES_PREFIX,
 MAILGATE_ADMIN_TOKEN, MAILGATE_CORS_ORIGINS, PORT, HOST, IMAP_PORT, IMAP_HOST, IMAP_TLS_CERT,
-IMAP_TLS_KEY, IMAP_TLS_PORT, LOG_LEVEL, MAILGATE_IMPORT_WORKERS,
-MAILGATE_BATCH_SIZE (README "Configuration").
+IMAP_TLS_KEY, IMAP_TLS_PORT, IMAP_IDLE_POLL_MS, LOG_LEVEL, MAILGATE_IMPORT_WORKERS,
+MAILGATE_BATCH_SIZE, MAILGATE_PARSE_TIME_MS, MAILGATE_PARSE_MEMORY_MB, MAILGATE_RENDER_WORKERS,
+MAILGATE_DB_IDLE_TIMEOUT_MS, MAILGATE_LIST_CACHE_ROWS, MAILGATE_MBOX_LOCK_WAIT_MS
+(README "Configuration").
 Errors: \`CODE: message\` on stderr (with --json also {"error":{"code","message"}} on stdout).
 Exit codes: 0 ok, 1 failure, 2 bad usage or bad query.`,
     );

@@ -1,6 +1,6 @@
 'use strict';
 
-const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
+const { lockMailbox, recordChange } = require('./mail-ops');
 
 /*
  * Store queries of the import pipeline beyond batch writes (pg-store.js): what verify and the
@@ -88,17 +88,8 @@ const importOps = {
         .map((c) => ({ uid: Number(c.uid), flags: c.flags, keywords: c.keywords, modseq }))
         .sort((a, b) => a.uid - b.uid);
       if (!changed.length) return { changed, highestModseq: Number(mb.highestmodseq) };
-      if (this.outbox) {
-        await writeOutbox(
-          trx,
-          userId,
-          mailboxId,
-          changed.map((c) => c.uid),
-          modseq,
-          'index',
-        );
-      }
-      await bumpModseq(trx, userId, mailboxId, modseq);
+      const uids = changed.map((c) => c.uid);
+      await recordChange(this, trx, userId, mailboxId, uids, modseq);
       return { changed, highestModseq: modseq };
     });
   },

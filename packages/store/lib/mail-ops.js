@@ -301,17 +301,8 @@ const mailOps = {
       const { matched, changed } = r.rows[0];
       let highestModseq = Number(mb.highestmodseq);
       if (changed.length) {
-        if (this.outbox) {
-          await writeOutbox(
-            trx,
-            userId,
-            mailboxId,
-            changed.map((c) => c.uid),
-            modseq,
-            'index',
-          );
-        }
-        await bumpModseq(trx, userId, mailboxId, modseq);
+        const uids = changed.map((c) => c.uid);
+        await recordChange(this, trx, userId, mailboxId, uids, modseq);
         highestModseq = modseq;
       }
       return { matched, changed, highestModseq };
@@ -482,6 +473,16 @@ async function writeOutbox(trx, userId, mailboxId, uids, modseq, op) {
   );
 }
 
+/**
+ * A change of messages, recorded in the caller's transaction (under the mailbox row lock):
+ * their es_outbox rows when the mirror is on, and the mailbox's new HIGHESTMODSEQ.
+ * @param {{outbox: boolean}} store
+ */
+async function recordChange(store, trx, userId, mailboxId, uids, modseq, op = 'index') {
+  if (store.outbox && uids.length) await writeOutbox(trx, userId, mailboxId, uids, modseq, op);
+  await bumpModseq(trx, userId, mailboxId, modseq);
+}
+
 async function bumpModseq(trx, userId, mailboxId, modseq) {
   await trx.raw('UPDATE mailboxes SET highestmodseq = ? WHERE id = ? AND user_id = ?', [
     modseq,
@@ -490,4 +491,4 @@ async function bumpModseq(trx, userId, mailboxId, modseq) {
   ]);
 }
 
-module.exports = { mailOps, lockMailbox, writeOutbox, bumpModseq };
+module.exports = { mailOps, lockMailbox, writeOutbox, bumpModseq, recordChange };

@@ -3,7 +3,7 @@
 const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { HEADER_COLUMNS, headerRow } = require('./header-row');
-const { lockMailbox, bumpModseq, writeOutbox } = require('./mail-ops');
+const { lockMailbox, recordChange } = require('./mail-ops');
 
 /*
  * Threads (webmail, issue 14): the thread id of every message, computed after each import by
@@ -175,11 +175,14 @@ const threadOps = {
               mailboxId,
             ],
           );
-          await bumpModseq(trx, userId, mailboxId, modseq);
-          if (this.outbox && merged.length) {
-            const uids = merged.map((m) => m.uid);
-            await writeOutbox(trx, userId, mailboxId, uids, modseq, 'index');
-          }
+          await recordChange(
+            this,
+            trx,
+            userId,
+            mailboxId,
+            merged.map((m) => m.uid),
+            modseq,
+          );
         });
       }
     }

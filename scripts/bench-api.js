@@ -20,8 +20,8 @@ const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
 const { corpusDir } = require('../test/support/corpus');
 const { CLI, run } = require('./lib/run-cli');
-const { machineFacts } = require('@mailgate/bench/lib/machine');
-const { listMessages } = require('@mailgate/bench/lib/mailboxes');
+const { machineFacts } = require('@mailgate/bench');
+const { listMessages } = require('@mailgate/bench');
 const { EmbeddedPostgres } = require('@mailgate/core');
 
 const ROOT = path.resolve(__dirname, '..');

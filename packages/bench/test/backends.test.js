@@ -12,7 +12,7 @@ const { buildMailbox } = require('../lib/mailboxes');
 const { messageKey } = require('../lib/keys');
 const { syntheticCorpus } = require('./fixtures');
 
-const dovecot = require('../../../scripts/dovecot/dovecot.js');
+const dovecot = require('@mailgate/dovecot');
 const withDovecot = dovecot.installed() && process.getuid && process.getuid() === 0;
 if (!withDovecot)
   skipNotice(__filename, 'Dovecot needs dovecot-imapd and root', 'Dovecot backends');

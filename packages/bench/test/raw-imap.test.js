@@ -143,7 +143,7 @@ describe('RawImapClient against a scripted server', () => {
   });
 });
 
-const dovecot = require('../../../scripts/dovecot/dovecot.js');
+const dovecot = require('@mailgate/dovecot');
 const haveDovecot = dovecot.installed();
 if (!haveDovecot) {
   if (process.env.CI === 'true') throw new Error('CI: Dovecot is required for raw-imap.test.js');

@@ -133,6 +133,7 @@ class MailService {
     if (this.purger) await this.purger.close();
     await legacy.closeBackends();
     if (this.mirror) await this.mirror.close();
+    if (this.store && this.store.closeHealthProbe) await this.store.closeHealthProbe();
     if (this.db) await this.db.close();
   }
 }

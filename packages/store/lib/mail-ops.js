@@ -1,5 +1,6 @@
 'use strict';
 
+const { HealthProbe } = require('./health-probe');
 const { PassThrough } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
 const { to: copyTo } = require('pg-copy-streams');
@@ -431,11 +432,18 @@ const mailOps = {
    * @returns {Promise<Array<{userId: number, mailboxId: number}>>}
    */
   /**
-   * A round trip to PostgreSQL (health checks).
+   * A round trip to PostgreSQL for health checks, on a connection of its own so it never
+   * waits behind pooled user work (health-probe.js).
    * @returns {Promise<void>}
    */
   async ping() {
-    await this.knex.raw('SELECT 1');
+    if (!this.healthProbe) this.healthProbe = new HealthProbe(this.knex);
+    await this.healthProbe.ping();
+  },
+
+  /** Closes the health check's connection (before the pool is destroyed). */
+  async closeHealthProbe() {
+    if (this.healthProbe) await this.healthProbe.close();
   },
 
   async pendingPurges() {

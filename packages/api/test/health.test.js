@@ -1,0 +1,51 @@
+'use strict';
+
+const { setup } = require('./helpers');
+
+// Issue 17 item 2: "/health never waits behind user work". Streams have their own cap, but
+// ordinary requests (searches, pages) can hold every pooled connection at once; the health
+// check must still answer at once, from its own connection, and still see a dead database.
+let t;
+beforeAll(async () => {
+  t = await setup();
+});
+afterAll(() => t.close());
+
+async function timedHealth() {
+  const t0 = performance.now();
+  const r = await t.app.inject({ url: '/api/v1/health' });
+  return { status: r.statusCode, body: r.json(), ms: performance.now() - t0 };
+}
+
+test('/health answers at once while user work holds every pooled connection', async () => {
+  const { knex } = t.app.mailService.store;
+  const pool = knex.client.pool;
+  const held = [];
+  // Take every connection the pool may open, as a burst of slow requests would.
+  for (let i = 0; i < pool.max; i++) held.push(await knex.client.acquireConnection());
+  try {
+    expect(pool.numFree()).toBe(0);
+    expect(pool.numUsed()).toBe(pool.max);
+    for (let i = 0; i < 3; i++) {
+      const r = await timedHealth();
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ status: 'ok', db: 'ok' });
+      expect(r.ms).toBeLessThan(200);
+    }
+  } finally {
+    for (const c of held) await knex.client.releaseConnection(c);
+  }
+});
+
+test('the health connection is replaced when the server drops it', async () => {
+  expect((await timedHealth()).status).toBe(200);
+  const { knex } = t.app.mailService.store;
+  // End every other session of this database, the health check's included (what a
+  // restart or failover does to a kept connection).
+  await knex.raw(
+    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
+  const r = await timedHealth();
+  expect(r.status).toBe(200);
+  expect(r.body.db).toBe('ok');
+});

@@ -15,6 +15,10 @@ const { splitFlags } = require('@mailgate/readers');
  * Before the new mail, the flags of already-imported messages are refreshed from a
  * `UID FETCH 1:max (FLAGS)` through the store's flag change (replaceFlags: mailbox lock, new
  * modseq, es_outbox rows, so the Elasticsearch mirror follows).
+ * Messages keep their upstream UID, and the mailbox the upstream UIDVALIDITY, when the mailbox
+ * was empty or already numbered that way (the store's kept-uids.js decides; otherwise a new
+ * UIDVALIDITY and the report warns UIDS_NOT_KEPT): clients that knew the upstream server (or
+ * read it through the migration proxy) keep their caches after cutover.
  */
 
 // RFC 6154 special-use attribute → mailgate's canonical mailbox name.
@@ -55,6 +59,7 @@ async function* imapPlans(opts) {
       const lock = await client.getMailboxLock(box.path, { readOnly: true });
       try {
         const uidValidity = String(client.mailbox.uidValidity);
+        const uidNext = Number(client.mailbox.uidNext) || null;
         const mb = await store.ensureMailbox(userId, mailbox);
         const imported = await store.importedImapUids(userId, mb.id, box.path, uidValidity);
         let maxUid = 0;
@@ -91,8 +96,11 @@ async function* imapPlans(opts) {
           mailboxKey: mailbox,
           totalCount: fresh.length,
           flagUpdates,
-          items: fetchItems(client, box.path, mailbox, uidValidity, fresh),
+          items: fetchItems(client, box.path, mailbox, uidValidity, fresh, uidNext),
         };
+        // After the folder's messages: a mailbox still numbered as upstream never hands out a
+        // uid upstream already used, even when nothing new came (kept-uids in the store).
+        if (uidNext) await store.raiseKeptUidNext(userId, mb.id, Number(uidValidity), uidNext);
       } finally {
         lock.release();
       }
@@ -102,7 +110,7 @@ async function* imapPlans(opts) {
   }
 }
 
-async function* fetchItems(client, folder, mailbox, uidValidity, uids) {
+async function* fetchItems(client, folder, mailbox, uidValidity, uids, uidNext) {
   if (!uids.length) return;
   // Ranges of a few hundred uids: one FETCH per range keeps memory bounded by the range.
   for (let i = 0; i < uids.length; i += 200) {
@@ -127,6 +135,10 @@ async function* fetchItems(client, folder, mailbox, uidValidity, uids) {
         flags,
         keywords,
         sourceName: null,
+        // Upstream numbering, kept by the store where it can (RFC 3501 2.3.1.1).
+        uid: m.uid,
+        uidValidity: Number(uidValidity),
+        uidNext,
         // int4 column: UIDs beyond it fall back to counting occurrences.
         dup: m.uid <= 0x7fffffff ? m.uid : undefined,
         source: {

@@ -25,7 +25,9 @@ const REPORT_LIST_LIMIT = 100;
 
 /**
  * Imports mail into the store: reads sources in order, parses in worker threads, writes in
- * batched transactions with a checkpoint per batch.
+ * batched transactions with a checkpoint per batch. Items may carry their source's numbering
+ * (`uidValidity`, `uid`, `uidNext`: IMAP folders, dovecot-uidlist); the store keeps it when it
+ * can, else the report warns UIDS_NOT_KEPT.
  *
  * @param {object} opts
  * @param {import('@mailgate/store').PgStore} opts.store
@@ -165,6 +167,10 @@ async function rowsOf(run, source, batch, parsed) {
           source_name: it.sourceName,
         },
         source: { raw: it.raw, ...it.source },
+        // The source's own numbering, kept where the store can (see the store's kept-uids.js).
+        uidValidity: it.uidValidity ?? null,
+        uid: it.uidValidity != null ? (it.uid ?? null) : null,
+        uidNext: it.uidNext ?? null,
       });
     } else {
       quarantined.push({
@@ -247,6 +253,7 @@ class ImportRun {
     };
     this.perMailbox = new Map();
     this.mailboxIds = new Map();
+    this.uidsNotKept = new Set();
     this.onSkip = (p, reason) => {
       this.report.skipped++;
       if (this.report.skippedFiles.length < REPORT_LIST_LIMIT)
@@ -289,6 +296,18 @@ class ImportRun {
   }
 
   committed(r, messages) {
+    for (const id of r.uidsNotKept || []) {
+      const name = [...this.mailboxIds].find(([, v]) => v === id)?.[0];
+      if (this.uidsNotKept.has(name)) continue;
+      this.uidsNotKept.add(name);
+      // The mailbox held other messages, or a source uid was below UIDNEXT: clients that
+      // knew the source's uids resynchronise this mailbox once (new UIDVALIDITY).
+      this.report.warnings.push({
+        code: 'UIDS_NOT_KEPT',
+        message: `The source's UIDs could not be kept in ${name}: its UIDVALIDITY differs from the source's`,
+      });
+      this.opts.log?.warn({ mailbox: name }, 'source uids not kept: new UIDVALIDITY');
+    }
     this.report.imported += r.imported;
     this.report.duplicates += r.duplicates;
     this.report.quarantined += r.quarantined;

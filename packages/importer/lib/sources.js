@@ -81,6 +81,10 @@ async function* maildirItems(root, opts = {}) {
       flags: m.flags,
       keywords: m.keywords,
       sourceName: m.baseName,
+      // dovecot-uidlist numbering, kept by the store where it can (Dovecot clients keep caches).
+      uid: m.uid,
+      uidValidity: m.uidValidity,
+      uidNext: m.uidNext,
       source: {
         source_meta: JSON.stringify({
           dir: m.dir,

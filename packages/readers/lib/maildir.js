@@ -84,7 +84,7 @@ async function readKeywords(dir) {
  * `<uid> [<ext> ...] :<filename>`. Version 1: header `1 <uidvalidity> <nextuid>`, then
  * `<uid> <filename>`. File names are matched on their base name since flags change the rest.
  * @param {string} dir
- * @returns {Promise<{uidValidity: number|null, uids: Map<string, number>}|null>}
+ * @returns {Promise<{uidValidity: number|null, nextUid: number|null, uids: Map<string, number>}|null>}
  */
 async function readUidlist(dir) {
   const text = await readTextOrNull(path.join(dir, 'dovecot-uidlist'));
@@ -93,10 +93,15 @@ async function readUidlist(dir) {
   const header = (lines.shift() || '').trim().split(/\s+/);
   const version = Number(header[0]);
   let uidValidity = null;
-  if (version === 1) uidValidity = Number(header[1]) || null;
-  else {
+  let nextUid = null;
+  if (version === 1) {
+    uidValidity = Number(header[1]) || null;
+    nextUid = Number(header[2]) || null;
+  } else {
     const v = header.find((h) => /^V\d+$/.test(h));
     uidValidity = v ? Number(v.slice(1)) : null;
+    const n = header.find((h) => /^N\d+$/.test(h));
+    nextUid = n ? Number(n.slice(1)) : null;
   }
   const uids = new Map();
   for (const line of lines) {
@@ -113,7 +118,7 @@ async function readUidlist(dir) {
     }
     if (name) uids.set(parseMaildirInfo(name).baseName, Number(m[1]));
   }
-  return { uidValidity, uids };
+  return { uidValidity, nextUid, uids };
 }
 
 /** Why a name inside a Maildir is not a message, or null if it may be one. */
@@ -204,7 +209,8 @@ function cmpFile(a, b) {
  *   by a flag change or deleted)
  * @returns {AsyncGenerator<{mailbox: string, path: string, dir: 'cur'|'new', baseName: string,
  *   fileName: string, flags: string[], keywords: string[], uid: number|null,
- *   uidValidity: number|null, internalDate: Date, size: number, raw: Buffer}>}
+ *   uidValidity: number|null, uidNext: number|null, internalDate: Date, size: number,
+ *   raw: Buffer}>}
  */
 async function* readMaildir(root, opts = {}) {
   const onSkip = opts.onSkip || (() => {});
@@ -217,6 +223,7 @@ async function* readMaildir(root, opts = {}) {
     const uidlist = await readUidlist(mb.dir);
     const keywordNames = await readKeywords(mb.dir);
     const uidValidity = uidlist ? uidlist.uidValidity : null;
+    const uidNext = uidlist ? uidlist.nextUid : null;
     const keyOf = (dir, fileName) => {
       const info = parseMaildirInfo(fileName);
       const uid =
@@ -258,6 +265,7 @@ async function* readMaildir(root, opts = {}) {
         keywords: split.keywords,
         uid: f.uid,
         uidValidity,
+        uidNext,
         internalDate: new Date(r.stat.mtimeMs),
         size: r.stat.size,
         raw: r.raw,

@@ -56,6 +56,25 @@ const importOps = {
   },
 
   /**
+   * Raises a mailbox's UIDNEXT to the source's, when the mailbox still carries the source's
+   * UIDVALIDITY (kept-uids.js): a uid the source already handed out (to a message since
+   * expunged there) is never handed out again here (RFC 3501 2.3.1.1).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {number} uidValidity the source's
+   * @param {number} uidNext the source's
+   * @returns {Promise<boolean>} whether the mailbox is numbered as the source
+   */
+  async raiseKeptUidNext(userId, mailboxId, uidValidity, uidNext) {
+    const r = await this.knex.raw(
+      `UPDATE mailboxes SET uidnext = GREATEST(uidnext, ?)
+        WHERE id = ? AND user_id = ? AND uidvalidity = ? RETURNING id`,
+      [uidNext, mailboxId, userId, uidValidity],
+    );
+    return r.rows.length > 0;
+  },
+
+  /**
    * Sets messages' flags and keywords to the given lists (IMAP `STORE FLAGS`, not +FLAGS):
    * `import imap` refreshing flags changed upstream. Only messages whose flags differ change;
    * they get one new modseq and an es_outbox row, in one transaction under the mailbox lock.

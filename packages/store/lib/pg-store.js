@@ -5,6 +5,7 @@ const { parse, compileSql, mailboxesIn } = require('@mailgate/query');
 const { copyRows } = require('./copy');
 const { HEADER_COLUMNS, headerRow, headerJson } = require('./header-row');
 const { ListCache, pageOf } = require('./list-cache');
+const { planKeptUids } = require('./kept-uids');
 
 /**
  * The PostgreSQL backend of the storage interface. Every method takes the user id first and
@@ -300,7 +301,9 @@ class PgStore {
    * @param {number} userId
    * @param {{messages: Array<object>, quarantined: Array<object>, jobId?: number, checkpoint?: object}} batch
    *   messages: {mailboxId, hash, dup, row (derived columns), source (message_sources columns)}
-   * @returns {Promise<{imported: number, duplicates: number, quarantined: number, perMailbox: Map<number, number>}>}
+   *   and optionally the source's numbering: {uidValidity, uid, uidNext} (kept-uids.js)
+   * @returns {Promise<{imported: number, duplicates: number, quarantined: number, perMailbox: Map<number, number>, uidsNotKept: number[]}>}
+   *   uidsNotKept: mailboxes whose source uids could not be kept (their UIDVALIDITY is not the source's)
    */
   async importBatch(userId, batch) {
     const plan = await this.prepareBatch(userId, batch);
@@ -319,7 +322,15 @@ class PgStore {
    * @returns {Promise<{msgRows: object[], srcRows: object[], imported: number, duplicates: number, perMailbox: Map<number, number>}>}
    */
   async prepareBatch(userId, batch) {
-    const plan = { msgRows: [], srcRows: [], imported: 0, duplicates: 0, perMailbox: new Map() };
+    const plan = {
+      msgRows: [],
+      srcRows: [],
+      imported: 0,
+      duplicates: 0,
+      perMailbox: new Map(),
+      uidFloors: new Map(),
+      uidsNotKept: [],
+    };
     for (const [mailboxId, items] of groupBy(batch.messages, (m) => m.mailboxId)) {
       const exists = await lookupIn(this.knex, userId, mailboxId, items);
       const fresh = [];
@@ -332,16 +343,24 @@ class PgStore {
         }
       }
       if (!fresh.length) continue;
+      // Caller-given uids (kept-uids.js): those messages keep theirs, the rest are allocated
+      // at or above the source's UIDNEXT; UIDNEXT passes them in commitBatch's transaction.
+      const kept = await planKeptUids(this.knex, userId, mailboxId, fresh);
+      if (kept && !kept.keep) plan.uidsNotKept.push(mailboxId);
+      const keep = Boolean(kept && kept.keep);
+      const nAlloc = keep ? fresh.filter((it) => it.uid == null).length : fresh.length;
       const alloc = (
         await this.knex.raw(
-          `UPDATE mailboxes SET uidnext = uidnext + ?, highestmodseq = highestmodseq + 1
+          `UPDATE mailboxes SET uidnext = GREATEST(uidnext, ?) + ?, highestmodseq = highestmodseq + 1
             WHERE id = ? AND user_id = ? RETURNING uidnext - ? AS first, highestmodseq`,
-          [fresh.length, mailboxId, userId, fresh.length],
+          [keep && nAlloc ? kept.floor : 0, nAlloc, mailboxId, userId, nAlloc],
         )
       ).rows[0];
-      let uid = Number(alloc.first);
+      if (keep) plan.uidFloors.set(mailboxId, kept.floor);
+      let next = Number(alloc.first);
       const modseq = Number(alloc.highestmodseq);
       for (const it of fresh) {
+        const uid = keep && it.uid != null ? Number(it.uid) : next++;
         plan.msgRows.push({
           ...it.row,
           header_json: it.row.header_json || headerJson(it.row),
@@ -353,7 +372,6 @@ class PgStore {
           dup_index: it.dup,
         });
         plan.srcRows.push({ ...it.source, user_id: userId, mailbox_id: mailboxId, uid });
-        uid++;
       }
       plan.imported += fresh.length;
       plan.perMailbox.set(mailboxId, fresh.length);
@@ -384,6 +402,14 @@ class PgStore {
       // with its rows, so a resumed import redoes exactly what was lost. Saves an fsync wait
       // per batch.
       await client.query('SET LOCAL synchronous_commit = off');
+      for (const [mailboxId, floor] of plan.uidFloors || []) {
+        // Kept uids: UIDNEXT passes them with the rows, so a failed batch leaves it where it
+        // was and a resumed import can still keep them (kept-uids.js).
+        await client.query(
+          'UPDATE mailboxes SET uidnext = GREATEST(uidnext, $1) WHERE id = $2 AND user_id = $3',
+          [floor, mailboxId, userId],
+        );
+      }
       await copyRows(client, 'messages', MESSAGE_COLUMNS, plan.msgRows);
       await copyRows(client, 'message_sources', SOURCE_COLUMNS, plan.srcRows);
       if (this.outbox && plan.msgRows.length) {
@@ -417,6 +443,7 @@ class PgStore {
         duplicates: plan.duplicates,
         quarantined: batch.quarantined.length,
         perMailbox: plan.perMailbox,
+        uidsNotKept: plan.uidsNotKept || [],
       };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});

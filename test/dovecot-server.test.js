@@ -13,7 +13,9 @@ const os = require('node:os');
 const net = require('node:net');
 const path = require('node:path');
 const { ImapFlow } = require('imapflow');
-const dovecot = require('../scripts/dovecot/dovecot.js');
+const dovecot = require('@mailgate/dovecot');
+
+const { imapClient } = dovecot;
 const { msg, mboxOf } = require('./support/mail.js');
 
 const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
@@ -95,14 +97,7 @@ function portClosed(port) {
 }
 
 async function connect(inst) {
-  const client = new ImapFlow({
-    host: inst.host,
-    port: inst.port,
-    secure: false,
-    auth: { user: inst.user, pass: inst.password },
-    logger: false,
-  });
-  await client.connect();
+  const client = await imapClient(inst);
   return client;
 }
 

@@ -9,8 +9,10 @@
 
 const { skipNotice } = require('./support/skip');
 const path = require('node:path');
-const { ImapFlow } = require('imapflow');
-const dovecot = require('../scripts/dovecot/dovecot.js');
+const dovecot = require('@mailgate/dovecot');
+
+const { imapClient } = dovecot;
+const { importImapArgs } = require('./support/import-imap');
 const { useCliSuite } = require('./support/db');
 const { describeEs } = require('./support/es');
 const { msg } = require('./support/mail');
@@ -40,35 +42,11 @@ const suite = useCliSuite('imap-es');
       MAILGATE_ES_PREFIX: es.prefix,
     });
     const cli = (args) => suite.cli(args, { env: env() });
-    const importImap = () =>
-      cli([
-        'import',
-        'imap',
-        '--host',
-        inst.host,
-        '--port',
-        String(inst.port),
-        '--login',
-        inst.user,
-        '--password-env',
-        'MG_IMAP_PW',
-        '--no-tls',
-        '--user',
-        'up',
-        '--json',
-        '--quiet',
-      ]);
+    const importImap = () => cli(importImapArgs(inst, 'up'));
     const search = (q, backend) =>
       cli(['search', q, '--user', 'up', '--backend', backend, '--json']).json;
     const upstream = async (fn) => {
-      const c = new ImapFlow({
-        host: inst.host,
-        port: inst.port,
-        secure: false,
-        auth: { user: inst.user, pass: inst.password },
-        logger: false,
-      });
-      await c.connect();
+      const c = await imapClient(inst);
       try {
         await c.mailboxOpen('INBOX');
         await fn(c);

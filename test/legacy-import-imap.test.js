@@ -9,8 +9,10 @@
 
 const { skipNotice } = require('./support/skip');
 const path = require('node:path');
-const { ImapFlow } = require('imapflow');
-const dovecot = require('../scripts/dovecot/dovecot.js');
+const dovecot = require('@mailgate/dovecot');
+
+const { imapClient } = dovecot;
+const { importImapArgs } = require('./support/import-imap');
 const { corpusDir } = require('./support/corpus');
 const { useCliSuite, spawnCli } = require('./support/db');
 const { buildLegacyMail } = require('./support/legacy-corpus');
@@ -35,23 +37,7 @@ d('mailgate import imap from Dovecot', () => {
   let inst;
   const N = 1200;
   const env = () => ({ MG_IMAP_PW: inst.password, MAILGATE_HOME: path.join(ctx.tmp, 'home') });
-  const args = (user) => [
-    'import',
-    'imap',
-    '--host',
-    inst.host,
-    '--port',
-    String(inst.port),
-    '--login',
-    inst.user,
-    '--password-env',
-    'MG_IMAP_PW',
-    '--no-tls',
-    '--user',
-    user,
-    '--json',
-    '--quiet',
-  ];
+  const args = (user) => importImapArgs(inst, user);
   const count = async (user, mailbox) => {
     const r = await ctx.db.knex.raw(
       `SELECT count(*)::int AS n, count(DISTINCT (s.source_meta->>'imapUid'))::int AS distinct_uids
@@ -64,14 +50,7 @@ d('mailgate import imap from Dovecot', () => {
     return r.rows[0];
   };
   const client = async () => {
-    const c = new ImapFlow({
-      host: inst.host,
-      port: inst.port,
-      secure: false,
-      auth: { user: inst.user, pass: inst.password },
-      logger: false,
-    });
-    await c.connect();
+    const c = await imapClient(inst);
     return c;
   };
 

@@ -15,8 +15,9 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { ImapFlow } = require('imapflow');
-const dovecot = require('./dovecot.js');
+const dovecot = require('@mailgate/dovecot');
+
+const { imapClient } = dovecot;
 
 function args(argv) {
   const o = { count: 10000, corpus: '/tmp/corpus/enron/maildir', word: 'okapi' };
@@ -67,14 +68,7 @@ async function measure(format, mail, word) {
   const inst = await dovecot.start({ format, mail, link: format === 'maildir' });
   const out = { format };
   try {
-    const c = new ImapFlow({
-      host: inst.host,
-      port: inst.port,
-      secure: false,
-      auth: { user: inst.user, pass: inst.password },
-      logger: false,
-    });
-    await c.connect();
+    const c = await imapClient(inst);
     let box;
     [out.firstSelectMs, box] = await time(() => c.mailboxOpen('INBOX'));
     out.exists = box.exists;

@@ -3,6 +3,7 @@
 const { parse, compileImap } = require('@mailgate/query');
 const { messageKey, KeyMap } = require('./keys');
 const { RawImapClient } = require('./raw-imap');
+const { imapClient } = require('@mailgate/dovecot');
 
 /*
  * The `imap` door: one adapter for every IMAP server (Dovecot on mbox, Dovecot on Maildir,
@@ -80,7 +81,6 @@ function searchWire(s) {
  * @param {{log?: Function}} [ctx]
  */
 function imapDoorBackend(server, ctx = {}) {
-  const { ImapFlow } = require('imapflow');
   let endpoint = null;
   let raw = null;
   let box = null;
@@ -98,14 +98,7 @@ function imapDoorBackend(server, ctx = {}) {
   // Untimed: the uid -> comparison key map, read with imapflow (it parses, which is fine here).
   const mapKeys = async () => {
     keys.clear();
-    const c = new ImapFlow({
-      host: endpoint.host,
-      port: endpoint.port,
-      secure: false,
-      auth: { user: endpoint.user, pass: endpoint.password },
-      logger: false,
-    });
-    await c.connect();
+    const c = await imapClient(endpoint);
     try {
       await c.mailboxOpen('INBOX', { readOnly: true });
       for await (const m of c.fetch('1:*', { uid: true, source: true })) {

@@ -513,4 +513,35 @@ function deliver(dir, raw, o = {}) {
 
 /* ---------------------------------------------------------------- CLI */
 
-module.exports = { installed, start, stop, status, deliver, processes, DovecotError, MAIL_UID };
+/**
+ * An imapflow client logged in (plain text, loopback) to an instance or any endpoint of the
+ * same shape, e.g. mailgate's own IMAP server in the benchmark.
+ * @param {{host: string, port: number, user: string, password: string}} endpoint
+ * @param {object} [opts] more ImapFlow options
+ * @returns {Promise<import('imapflow').ImapFlow>}
+ */
+async function imapClient(endpoint, opts = {}) {
+  const { ImapFlow } = require('imapflow');
+  const client = new ImapFlow({
+    host: endpoint.host,
+    port: endpoint.port,
+    secure: false,
+    auth: { user: endpoint.user, pass: endpoint.password },
+    logger: false,
+    ...opts,
+  });
+  await client.connect();
+  return client;
+}
+
+module.exports = {
+  installed,
+  start,
+  stop,
+  status,
+  deliver,
+  processes,
+  imapClient,
+  DovecotError,
+  MAIL_UID,
+};

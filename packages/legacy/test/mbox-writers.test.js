@@ -15,9 +15,10 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const crypto = require('node:crypto');
-const { ImapFlow } = require('imapflow');
 const { spawn, spawnSync } = require('node:child_process');
-const dovecot = require('../../../scripts/dovecot/dovecot.js');
+const dovecot = require('@mailgate/dovecot');
+
+const { imapClient } = dovecot;
 const { msg, mboxOf } = require('../../../test/support/mail');
 
 process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
@@ -378,14 +379,7 @@ d('mbox next to dovecot-lda and procmail', () => {
     const left = ['.inbox.mbox.mailgate-journal-new.lock', '.inbox.mbox.mailgate-new'];
     for (const f of left)
       fs.writeFileSync(path.join(dir, f), 'From x Mon Jan  1 00:00:00 2001\n\n');
-    const client = new ImapFlow({
-      host: inst.host,
-      port: inst.port,
-      secure: false,
-      auth: { user: inst.user, pass: inst.password },
-      logger: false,
-    });
-    await client.connect();
+    const client = await imapClient(inst);
     const names = (await client.list()).map((b) => b.path);
     await client.logout();
     // Dovecot lists dot-files (the old temporary name shows up as a mailbox), but not *.lock.

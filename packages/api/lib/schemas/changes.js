@@ -1,6 +1,6 @@
 'use strict';
 
-const { errorsFor, mailboxParams, backend, security } = require('./common');
+const { errorsFor, mailboxParams, backend, security, changedFlags } = require('./common');
 
 /** GET /mailboxes/{mailbox}/changes */
 const changes = {
@@ -27,18 +27,7 @@ const changes = {
       type: 'object',
       properties: {
         highestModseq: { type: 'integer' },
-        changed: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              uid: { type: 'integer' },
-              flags: { type: 'array', items: { type: 'string' } },
-              keywords: { type: 'array', items: { type: 'string' } },
-              modseq: { type: 'integer' },
-            },
-          },
-        },
+        changed: changedFlags,
         expunged: { type: 'array', items: { type: 'integer' } },
       },
     },

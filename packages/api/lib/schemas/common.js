@@ -134,8 +134,23 @@ const security = [{ bearer: [] }];
 /** Largest page a client may ask for (header scans and search rows). */
 const MAX_LIMIT = 1000;
 
+/** Messages whose flags changed: the answer of a flag change and of the changes feed. */
+const changedFlags = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      uid: { type: 'integer' },
+      flags: { type: 'array', items: { type: 'string' } },
+      keywords: { type: 'array', items: { type: 'string' } },
+      modseq: { type: 'integer' },
+    },
+  },
+};
+
 module.exports = {
   all,
+  changedFlags,
   errorsFor,
   headerProps,
   mailboxName,

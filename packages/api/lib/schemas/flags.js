@@ -1,6 +1,14 @@
 'use strict';
 
-const { errorsFor, uid, flag, mailboxParams, backendQuery, security } = require('./common');
+const {
+  errorsFor,
+  uid,
+  flag,
+  mailboxParams,
+  backendQuery,
+  security,
+  changedFlags,
+} = require('./common');
 
 /** POST /mailboxes/{mailbox}/flags */
 const setFlags = {
@@ -25,18 +33,7 @@ const setFlags = {
       type: 'object',
       properties: {
         matched: { type: 'integer' },
-        changed: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: {
-              uid: { type: 'integer' },
-              flags: { type: 'array', items: { type: 'string' } },
-              keywords: { type: 'array', items: { type: 'string' } },
-              modseq: { type: 'integer' },
-            },
-          },
-        },
+        changed: changedFlags,
         highestModseq: { type: 'integer' },
       },
     },

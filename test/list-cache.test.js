@@ -146,6 +146,20 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     expect(fresh.listCache.stats.hits).toBe(hits + 1);
   });
 
+  test('concurrent scans of a mailbox not cached yet share one full read (a SELECT counts and lists at once)', async () => {
+    const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
+    const [a, b, c] = await Promise.all([
+      fresh.scanHeaders(user.id, mailboxId),
+      fresh.scanHeaders(user.id, mailboxId),
+      fresh.scanHeaders(user.id, mailboxId, { order: 'desc' }),
+    ]);
+    expect(fresh.listCache.stats.loads).toBe(1);
+    const want = await plain.scanHeaders(user.id, mailboxId);
+    expect(a).toEqual(want);
+    expect(b).toEqual(want);
+    expect(c).toEqual([...want].reverse());
+  });
+
   test('scanPage (the API path) in uid order pages from the cache, date order from SQL', async () => {
     const a = await cached.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });
     const b = await plain.scanPage(user.id, mailboxId, { limit: 10, after: { uid: 5 } });

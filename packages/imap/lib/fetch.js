@@ -17,7 +17,7 @@ const { rowsFor, flagsOf, flagResult } = require('./mail-data');
 const { describe } = require('./structure');
 const { parseTree, nodeAt } = require('./mime-tree');
 const { StructureCache } = require('./cache');
-const { coveredItem, headerFields, headerFieldsText, metaFor } = require('./meta');
+const { coveredItem, headerFields, headerFieldsItem, metaFor } = require('./meta');
 
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
@@ -279,10 +279,15 @@ function metaItemsText(ctx, uid, row, meta) {
         break;
       case 'FLAGS':
         if (it.implicit && !it.implicit.has(uid)) break;
-        t += ` FLAGS (${flagsOf(row).join(' ')})`;
+        t += ` FLAGS (${flagsText(row)})`;
         break;
       case 'INTERNALDATE':
-        t += ` INTERNALDATE "${imapDate(row.internalDate)}"`;
+        // A uid's INTERNALDATE never changes (RFC 3501 2.3.3): its text is memoised.
+        if (meta.idateOf !== row.internalDate) {
+          meta.idate = imapDate(row.internalDate);
+          meta.idateOf = row.internalDate;
+        }
+        t += ` INTERNALDATE "${meta.idate}"`;
         break;
       case 'RFC822.SIZE':
         t += ` RFC822.SIZE ${Number(row.size)}`;
@@ -299,21 +304,23 @@ function metaItemsText(ctx, uid, row, meta) {
       case 'BODY':
         t += ` BODY ${meta.body}`;
         break;
-      case 'BODY[]': {
-        let data = headerFieldsText(meta.fields, it.section.fields);
-        if (it.partial) {
-          const [start, len] = it.partial;
-          data = start >= data.length ? '' : data.slice(start, start + len);
-        }
-        t += ` ${it.label} {${data.length}}\r\n${data}`;
+      case 'BODY[]':
+        t += ` ${headerFieldsItem(meta, it)}`;
         break;
-      }
       /* istanbul ignore next: coveredItem admits nothing else */
       default:
         break;
     }
   }
   return t.slice(1);
+}
+
+/** FLAGS of a header row as wire text: flagsOf joined, without the intermediate arrays. */
+function flagsText(row) {
+  const f = row.flags || [];
+  const k = row.keywords;
+  if (!k || !k.length) return f.length === 1 ? f[0] : f.join(' ');
+  return flagsOf(row).join(' ');
 }
 
 function responseItems(ctx, uid, row, raw, meta = null) {

@@ -15,8 +15,9 @@ const PAGE = 1000;
  * @returns {Promise<number[]>}
  */
 async function listUids(be, mailbox) {
-  const uids = [];
-  for await (const row of rowStream(be, mailbox)) uids.push(Number(row.uid));
+  const rows = await allRows(be, mailbox);
+  const uids = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) uids[i] = Number(rows[i].uid);
   return uids;
 }
 
@@ -50,19 +51,28 @@ async function uidsAfter(be, mailbox, after) {
  * than a cursor stream for a 21,282-message mailbox); the rows of one mailbox fit in memory.
  */
 async function* rowStream(be, mailbox) {
+  yield* await allRows(be, mailbox);
+}
+
+/**
+ * Header rows of a mailbox in uid order, as one array: what rowStream yields, without an
+ * async iteration step per row (~0.3 µs each: 7 ms of a 21,282-message FETCH or SEARCH).
+ * @param {object} be
+ * @param {string} mailbox
+ * @returns {Promise<ReadonlyArray<object>>}
+ */
+async function allRows(be, mailbox) {
   const all = await be.scan(mailbox, { order: 'asc' });
-  if (!all.nextCursor) {
-    yield* all.rows;
-    return;
-  }
+  if (!all.nextCursor) return all.rows;
   // A backend that pages even without a limit: follow its cursor.
-  yield* all.rows;
+  const rows = [...all.rows];
   let cursor = all.nextCursor;
   while (cursor) {
     const page = await be.scan(mailbox, { order: 'asc', limit: PAGE, cursor });
-    yield* page.rows;
+    for (const r of page.rows) rows.push(r);
     cursor = page.nextCursor;
   }
+  return rows;
 }
 
 /**
@@ -75,9 +85,28 @@ async function* rowStream(be, mailbox) {
 async function rowsFor(be, mailbox, uids) {
   const out = new Map();
   if (!uids.length) return out;
+  const rows = await allRows(be, mailbox);
+  if (uids.length * 8 < rows.length) {
+    // A few uids (one message, a short set): binary search instead of a pass over the mailbox.
+    for (const uid of uids) {
+      let lo = 0;
+      let hi = rows.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const u = Number(rows[mid].uid);
+        if (u === uid) {
+          out.set(uid, rows[mid]);
+          break;
+        }
+        if (u < uid) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    }
+    return out;
+  }
   const want = new Set(uids);
   const max = uids[uids.length - 1];
-  for await (const row of rowStream(be, mailbox)) {
+  for (const row of rows) {
     const uid = Number(row.uid);
     if (want.has(uid)) out.set(uid, row);
     if (uid >= max) break;
@@ -106,4 +135,13 @@ function flagsOf(row) {
   return [...(row.flags || []), ...(row.keywords || [])];
 }
 
-module.exports = { listUids, uidsAfter, rowStream, rowsFor, flagsOf, flagResult, expungedUids };
+module.exports = {
+  listUids,
+  uidsAfter,
+  rowStream,
+  allRows,
+  rowsFor,
+  flagsOf,
+  flagResult,
+  expungedUids,
+};

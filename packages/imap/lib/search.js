@@ -14,7 +14,7 @@ const { atom } = require('./writer');
 const { bad, no } = require('./errors');
 const { astring, numberArg } = require('./args');
 const { parseSequenceSet, inSet } = require('./sequence');
-const { rowStream } = require('./mail-data');
+const { allRows } = require('./mail-data');
 const { parseTree } = require('./mime-tree');
 const { MONTHS } = require('./fetch');
 
@@ -252,13 +252,22 @@ async function runSearch(s, args) {
   if (whole && !usesModseq) {
     const hit = await searchUids(be, v.name, whole);
     const seqs = [];
-    for (let i = 0; i < v.uids.length; i++) if (hit.has(v.uids[i])) seqs.push(i + 1);
+    if (hit.size * 16 < v.uids.length) {
+      // Few hits (a rare word, one sender): a binary search each instead of a pass over the view.
+      for (const u of hit) {
+        const n = v.seqOf(u);
+        if (n) seqs.push(n);
+      }
+      seqs.sort((a, b) => a - b);
+    } else {
+      for (let i = 0; i < v.uids.length; i++) if (hit.has(v.uids[i])) seqs.push(i + 1);
+    }
     return { seqs, uids: seqs.map((n) => v.uids[n - 1]), highestModseq: null };
   }
   // Mixed tree: resolve each maximal AST subtree once, then evaluate per message.
   const compiled = await compile(tree, be, v.name);
   const rows = new Map();
-  for await (const row of rowStream(be, v.name)) rows.set(Number(row.uid), row);
+  for (const row of await allRows(be, v.name)) rows.set(Number(row.uid), row);
   const needsRaw = hasKind(tree, 'raw');
   const seqs = [];
   let highest = 0;
@@ -330,7 +339,7 @@ function evaluate(node, env) {
 async function searchUids(be, mailbox, ast) {
   const out = new Set();
   if (ast.type === 'all') {
-    for await (const row of rowStream(be, mailbox)) out.add(Number(row.uid));
+    for (const row of await allRows(be, mailbox)) out.add(Number(row.uid));
     return out;
   }
   // `mailboxes` lists every hit whatever the page; limit 0 skips the page's header rows.

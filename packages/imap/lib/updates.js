@@ -17,10 +17,15 @@ const { formatSet } = require('./sequence');
 async function syncView(s, opts = {}) {
   const v = s.view;
   const be = s.backend;
-  const [status, changes] = await Promise.all([
-    be.status(v.name),
-    be.changesSince(v.name, v.modseq),
-  ]);
+  const status = await be.status(v.name);
+  if (s.view !== v) return;
+  // Every change to a mailbox's messages moves its HIGHESTMODSEQ (RFC 7162 3.1.1; the store
+  // stamps rows and mailbox in one transaction): an unmoved one means nothing to report, and
+  // the per-command cost stays one status read instead of a scan for rows above the modseq.
+  const moved = Number(status.highestModseq) > v.modseq || Number(status.uidnext) > v.uidnext;
+  const changes = moved
+    ? await be.changesSince(v.name, v.modseq)
+    : { changed: [], expunged: [], highestModseq: status.highestModseq };
   if (s.view !== v) return;
   const gone = new Set([...(v.pendingExpunged || []), ...(changes.expunged || []).map(Number)]);
   v.pendingExpunged = null;

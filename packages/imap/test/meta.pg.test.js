@@ -98,11 +98,19 @@ test('header fields from the kept lines equal the section read from the message'
 test('the memory copy is bounded by bytes', () => {
   const c = new MetaCache(5000);
   const m = deriveMeta(MULTI);
-  for (let i = 0; i < 50; i++) c.set(`k${i}`, m);
+  const [inbox, other, third] = ['INBOX', 'Other', 'Third'].map((b) => `u\0${b}\0` + 1);
+  for (let i = 0; i < 50; i++) c.set(inbox, i, { ...m });
   expect(c.bytes).toBeLessThanOrEqual(5000);
-  expect(c.map.size).toBeLessThan(50);
-  expect(c.get('k49')).toBe(m);
-  expect(c.get('k0')).toBeUndefined();
+  expect(c.count).toBeLessThan(50);
+  expect(c.get(inbox, 49)).toEqual(m);
+  expect(c.get(inbox, 0)).toBeUndefined();
+  // The least recently used mailbox gives up its entries first.
+  c.set(other, 1, { ...m });
+  c.box(inbox);
+  c.set(third, 1, { ...m });
+  expect(c.get(other, 1)).toBeUndefined();
+  expect(c.get(inbox, 49)).toEqual(m);
+  expect(c.bytes).toBeLessThanOrEqual(5000);
 });
 
 test('ENVELOPE, BODYSTRUCTURE and list-view fields: kept answers equal answers from the bytes', async () => {

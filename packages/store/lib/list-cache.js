@@ -41,6 +41,7 @@ class ListCache {
     this.stats = { hits: 0, deltas: 0, loads: 0 };
     this.tooLarge = new Set(); // mailboxes seen larger than the whole budget (bounded below)
     this.loading = new Map(); // background loads in flight (warm)
+    this.fullLoads = new Map(); // full reads in flight, shared by concurrent callers
   }
 
   /**
@@ -107,8 +108,21 @@ class ListCache {
       if (e) this.stats.deltas++;
     } else e = null;
     if (!e) {
-      e = await this.load(knex, userId, mailboxId);
-      this.stats.loads++;
+      // One full load per mailbox at a time: a SELECT's count warms the cache in the background
+      // while its uid list asks for the rows; two parallel reads of 21,282 rows cost twice.
+      let p = this.fullLoads.get(key);
+      if (!p) {
+        p = this.load(knex, userId, mailboxId).finally(() => this.fullLoads.delete(key));
+        this.fullLoads.set(key, p);
+        this.stats.loads++;
+      }
+      e = await p;
+      // A load that started before our read of the mailbox row may predate a change we saw.
+      if (e.modseq < modseq) e = (await this.applyDelta(knex, userId, mailboxId, e)) || null;
+      if (!e) {
+        e = await this.load(knex, userId, mailboxId);
+        this.stats.loads++;
+      }
     }
     e.uidvalidity = uidvalidity;
     this.store(key, e);

@@ -55,6 +55,9 @@ function loadConfig(env = process.env) {
   }
   // Header rows kept in memory over all cached mailboxes (the store's list cache; 0 = off).
   const listCacheRows = intVar(env, 'MAILGATE_LIST_CACHE_ROWS', 100000, 0, 100000000, problems);
+  // How long a write to a legacy mbox waits for another writer's locks (issue 16): below the
+  // HTTP request timeout, so the client gets MAILBOX_LOCKED rather than a dropped request.
+  const mboxLockWaitMs = intVar(env, 'MAILGATE_MBOX_LOCK_WAIT_MS', 10000, 1, 600000, problems);
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }
@@ -72,6 +75,7 @@ function loadConfig(env = process.env) {
     parseMemoryMb,
     renderWorkers,
     listCacheRows,
+    mboxLockWaitMs,
     dbIdleTimeoutMs,
     corsOrigins,
   };

@@ -10,6 +10,7 @@ test('parse budget defaults', () => {
     parseMemoryMb: 256,
     renderWorkers: 1,
     dbIdleTimeoutMs: 30000,
+    mboxLockWaitMs: 10000,
   });
 });
 
@@ -19,12 +20,14 @@ test('parse budget from the environment', () => {
     MAILGATE_PARSE_MEMORY_MB: '512',
     MAILGATE_RENDER_WORKERS: '2',
     MAILGATE_DB_IDLE_TIMEOUT_MS: '5',
+    MAILGATE_MBOX_LOCK_WAIT_MS: '4000',
   });
   expect(c).toMatchObject({
     parseTimeMs: 0,
     parseMemoryMb: 512,
     renderWorkers: 2,
     dbIdleTimeoutMs: 5,
+    mboxLockWaitMs: 4000,
   });
 });
 
@@ -34,6 +37,8 @@ test.each([
   ['MAILGATE_PARSE_MEMORY_MB', '8'],
   ['MAILGATE_RENDER_WORKERS', '1.5'],
   ['MAILGATE_DB_IDLE_TIMEOUT_MS', '0'],
+  ['MAILGATE_MBOX_LOCK_WAIT_MS', 'ten'],
+  ['MAILGATE_MBOX_LOCK_WAIT_MS', '0'],
 ])('%s=%s is refused with CONFIG_INVALID naming it', (name, value) => {
   expect(() => loadConfig({ [name]: value })).toThrow(
     expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(name) }),

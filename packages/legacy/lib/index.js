@@ -23,11 +23,12 @@ const imapCache = new Map();
  * @param {string} home MAILGATE_HOME
  * @param {string} user
  * @param {'mbox'|'maildir'|'imap'} kind
+ * @param {{mboxLockWaitMs?: number}} [config] core config (the mbox lock wait)
  * @returns {MboxBackend|MaildirBackend|ImapBackend}
  */
-function openBackend(home, user, kind) {
+function openBackend(home, user, kind, config = {}) {
   const e = userEntry(home, user, kind);
-  if (kind === 'mbox') return new MboxBackend(e.mboxDir);
+  if (kind === 'mbox') return new MboxBackend(e.mboxDir, { lockWaitMs: config.mboxLockWaitMs });
   if (kind === 'maildir') return new MaildirBackend(e.maildir);
   const key = `${user}\0${JSON.stringify(e.imap)}`;
   if (!imapCache.has(key)) imapCache.set(key, new ImapBackend(e.imap));

@@ -70,13 +70,12 @@ class MboxBackend extends FileBackend {
    * @param {string} dir the user's mbox directory (e.g. Dovecot's ~/mail)
    * @param {{lockWaitMs?: number, logger?: object}} [opts] lockWaitMs: how long a request waits
    *   for another writer's lock before MAILBOX_LOCKED (default 10 s, below the API's 30 s
-   *   request timeout); MAILGATE_MBOX_LOCK_WAIT_MS overrides the default
+   *   request timeout; the service passes MAILGATE_MBOX_LOCK_WAIT_MS from core config)
    */
   constructor(dir, opts = {}) {
     super();
     this.dir = path.resolve(dir);
-    const envWait = Number(process.env.MAILGATE_MBOX_LOCK_WAIT_MS);
-    this.lockWaitMs = opts.lockWaitMs ?? (envWait > 0 ? envWait : DEFAULT_WAIT_MS);
+    this.lockWaitMs = opts.lockWaitMs ?? DEFAULT_WAIT_MS;
     this.log = opts.logger || null;
   }
 

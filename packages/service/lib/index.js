@@ -84,7 +84,7 @@ class MailService {
       if (kind === 'pg') return new PgBackend(ctx);
       return new EsBackend({ ...ctx, mirror: this.openMirror() });
     }
-    return new LegacyBackend(kind, legacy.openBackend(this.config.home, user, kind));
+    return new LegacyBackend(kind, legacy.openBackend(this.config.home, user, kind, this.config));
   }
 
   /**

@@ -99,6 +99,35 @@ describe('service: pg backend operations', () => {
     expect(ch2.expunged).toEqual([]);
   });
 
+  test('copying a set twice into a mailbox holding the same bytes keeps every copy, its bytes and kept metadata', async () => {
+    await be.createMailbox('Twice');
+    const src = await be.createMailbox('Src').then(() => 'Src');
+    const a = msg({ subject: 'Dup A', body: 'same bytes\n' });
+    const b = msg({ subject: 'Dup B', body: 'other bytes\n' });
+    for (const raw of [a, a, b, a]) await be.append(src, raw, {});
+    const uids = (await be.scan(src, {})).rows.map((r) => r.uid);
+    await be.putImapMeta(src, [
+      { uid: uids[0], envelope: '(NIL)', body: '("text")', bodystructure: '("text")', fields: 'X' },
+    ]);
+    const one = await be.copy(src, uids, 'Twice');
+    const two = await be.copy(src, uids, 'Twice');
+    expect(one.map.map((p) => p[1])).toEqual([1, 2, 3, 4]);
+    expect(two.map.map((p) => p[1])).toEqual([5, 6, 7, 8]);
+    const rows = (await be.scan('Twice', {})).rows;
+    expect(rows.map((r) => r.subject)).toEqual([
+      ...['Dup A', 'Dup A', 'Dup B', 'Dup A'],
+      ...['Dup A', 'Dup A', 'Dup B', 'Dup A'],
+    ]);
+    const raws = await be.getRawMany('Twice', [1, 2, 3, 4, 5, 6, 7, 8]);
+    expect([...raws.values()].map((r) => r.equals(b))).toEqual([
+      ...[false, false, true, false],
+      ...[false, false, true, false],
+    ]);
+    const kept = await be.getImapMeta('Twice', [1, 5, 2]);
+    expect([...kept.keys()].sort()).toEqual([1, 5]);
+    expect(kept.get(5).envelope).toBe('(NIL)');
+  });
+
   test('expunged uids stay reported by changesSince after the purge', async () => {
     const st = await be.status('Archive');
     await be.setFlags('Archive', [1], ['\\Deleted'], []);

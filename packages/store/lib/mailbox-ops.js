@@ -23,6 +23,7 @@ const {
 const MESSAGE_COPY_COLUMNS = MESSAGE_COLUMNS.filter(
   (c) => !['user_id', 'mailbox_id', 'uid', 'modseq', 'dup_index'].includes(c),
 );
+const KEPT_META_COLUMNS = ['imap_envelope', 'imap_body', 'imap_bodystructure', 'imap_fields'];
 const SOURCE_COPY_COLUMNS = SOURCE_COLUMNS.filter(
   (c) => !['user_id', 'mailbox_id', 'uid'].includes(c),
 );
@@ -271,22 +272,31 @@ const mailboxOps = {
       const first = Number(dst.first);
       const modseq = Number(dst.highestmodseq);
       const map = found.map((u, i) => [u, first + i]);
-      const cols = MESSAGE_COPY_COLUMNS.join(', ');
+      // The kept IMAP metadata is derived from the bytes alone: copied, not derived again.
+      const copied = [...MESSAGE_COPY_COLUMNS, ...KEPT_META_COLUMNS];
+      const cols = copied.join(', ');
       const mapSql = 'unnest(?::bigint[], ?::bigint[]) AS k(src, dst)';
       const mapArgs = [map.map((p) => p[0]), map.map((p) => p[1])];
       // dup_index continues after the target's existing copies of the same bytes, so the
-      // idempotency key (mailbox, hash, occurrence) stays unique.
+      // idempotency key (mailbox, hash, occurrence) stays unique. The target's next index per
+      // hash is one grouped read over the unique key, joined once: a correlated subquery per
+      // copied row was planned on another index and scanned the whole target mailbox per row
+      // (quadratic: UID COPY 1:* of 21,282 messages into a full mailbox took minutes).
       await trx.raw(
-        `INSERT INTO messages (user_id, mailbox_id, uid, modseq, dup_index, ${cols})
-         SELECT m.user_id, ?, k.dst, ?,
-                coalesce((SELECT max(d.dup_index) + 1 FROM messages d
-                           WHERE d.user_id = m.user_id AND d.mailbox_id = ?
-                             AND d.content_hash = m.content_hash), 0)
-                + (row_number() OVER (PARTITION BY m.content_hash ORDER BY k.dst) - 1),
-                ${MESSAGE_COPY_COLUMNS.map((c) => `m.${c}`).join(', ')}
-           FROM messages m JOIN ${mapSql} ON m.uid = k.src
-          WHERE m.user_id = ? AND m.mailbox_id = ?`,
-        [dstId, modseq, dstId, ...mapArgs, userId, srcId],
+        `WITH k AS (SELECT * FROM ${mapSql}),
+              src AS (SELECT m.* , k.dst FROM messages m JOIN k ON m.uid = k.src
+                       WHERE m.user_id = ? AND m.mailbox_id = ?),
+              base AS (SELECT d.content_hash, max(d.dup_index) + 1 AS next FROM messages d
+                        WHERE d.user_id = ? AND d.mailbox_id = ?
+                          AND d.content_hash IN (SELECT content_hash FROM src)
+                        GROUP BY d.content_hash)
+         INSERT INTO messages (user_id, mailbox_id, uid, modseq, dup_index, ${cols})
+         SELECT m.user_id, ?, m.dst, ?,
+                coalesce(b.next, 0)
+                + (row_number() OVER (PARTITION BY m.content_hash ORDER BY m.dst) - 1),
+                ${copied.map((c) => `m.${c}`).join(', ')}
+           FROM src m LEFT JOIN base b ON b.content_hash = m.content_hash`,
+        [...mapArgs, userId, srcId, userId, dstId, dstId, modseq],
       );
       await trx.raw(
         `INSERT INTO message_sources (user_id, mailbox_id, uid, ${SOURCE_COPY_COLUMNS.join(', ')})

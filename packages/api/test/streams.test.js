@@ -10,6 +10,10 @@ const { msg } = require('../../../test/support/mail');
 // once, stalled streams must be cut after the stall timeout, and a reader who goes away must
 // end the COPY at once.
 const STALL_MS = 2000;
+// Big (400 rows) stays out of the store's list cache (a budget of 399 rows), so its streams
+// are COPYs: the path that holds a connection while the client reads. Small mailboxes are
+// cached and stream from memory (tested at the end).
+process.env.MAILGATE_LIST_CACHE_ROWS = '399';
 let t;
 let alice;
 let bob;
@@ -24,6 +28,11 @@ beforeAll(async () => {
   }
   await t.mail('alice', 'Big', big);
   await t.mail('bob', 'INBOX', [msg({ subject: 'hello bob' })]);
+  const mid = [];
+  for (let i = 0; i < 120; i++) {
+    mid.push(msg({ subject: `c${i} ${'y'.repeat(40000)}`, body: `c${i}\n` }));
+  }
+  await t.mail('alice', 'Cached', mid);
   const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
   port = Number(new URL(url).port);
 });
@@ -144,4 +153,73 @@ test('a reader who reads gets the whole mailbox', async () => {
   const lines = (await r.text()).trimEnd().split('\n');
   expect(lines).toHaveLength(400);
   expect(JSON.parse(lines[399]).subject).toMatch(/^m399 x/);
+});
+
+describe('a mailbox in the list cache', () => {
+  const ndjson = async (mailbox, token = alice) => {
+    const r = await fetch(`http://127.0.0.1:${port}/api/v1/mailboxes/${mailbox}/messages`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' },
+    });
+    expect(r.status).toBe(200);
+    return (await r.text())
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+  };
+  const paged = async (mailbox) => {
+    const rows = [];
+    let cursor = null;
+    do {
+      const qs = cursor ? `?limit=50&cursor=${encodeURIComponent(cursor)}` : '?limit=50';
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/mailboxes/${mailbox}/messages${qs}`, {
+        headers: { authorization: `Bearer ${alice}` },
+      });
+      const page = await r.json();
+      rows.push(...page.messages);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return rows;
+  };
+
+  test('streams the rows the paged scan gives, and sees a flag change made in between', async () => {
+    const cache = t.app.mailService.store.listCache;
+    const first = await ndjson('Cached'); // a COPY; the list cache fills meanwhile
+    await Promise.all([...cache.loading.values()]);
+    const kept = cache.bodyBytes; // bodies of other mailboxes streamed before
+    const again = await ndjson('Cached'); // from memory: its body is kept
+    expect(cache.bodyBytes).toBeGreaterThan(kept + 120 * 40000);
+    const reference = await paged('Cached');
+    expect(first).toHaveLength(120);
+    expect(again).toEqual(reference);
+    expect(first).toEqual(reference);
+    const uid = reference[7].uid;
+    const f = await fetch(`http://127.0.0.1:${port}/api/v1/mailboxes/Cached/flags`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ uids: [uid], add: ['\\Flagged'] }),
+    });
+    expect(f.status).toBe(200);
+    const after = await ndjson('Cached');
+    expect(after[7].flags).toContain('\\Flagged');
+    expect(after[7].modseq).toBeGreaterThan(reference[7].modseq);
+    expect(after).toEqual(await paged('Cached'));
+  });
+
+  test('stalled readers hold no database connection and their slots are released', async () => {
+    await ndjson('Cached'); // cached and its body kept
+    const readers = [stalledReader(alice, 'Cached'), stalledReader(alice, 'Cached')];
+    cleanup = () => readers.forEach((r) => r.socket.destroy());
+    expect(await Promise.all(readers.map((r) => r.status))).toEqual([200, 200]);
+    expect(await copiesRunning()).toBe(0);
+    for (const [url, token] of [
+      ['/api/v1/health', null],
+      ['/api/v1/mailboxes/INBOX/messages', bob],
+    ]) {
+      const r = await timed(url, token);
+      expect([url, r.status]).toEqual([url, 200]);
+    }
+    // Either the whole body fit in the socket buffers (the stream ended) or the stall cut it.
+    expect(await until(() => t.app.streams.open === 0, STALL_MS + 4000)).toBe(true);
+    readers.forEach((r) => r.socket.destroy());
+  });
 });

@@ -24,6 +24,11 @@
  * This module runs SQL, so it lives in the store (the only SQL owner).
  */
 
+// NDJSON chunks are about this many characters (~1 MB): few socket writes, bounded memory.
+const CHUNK_CHARS = 1 << 20;
+// Bytes of whole NDJSON bodies kept (ndjsonChunks): two mailboxes of ~21,000 rows.
+const BODY_BYTES = 48 * 1024 * 1024;
+
 const COUNT_SQL = `SELECT count(*)::int AS n FROM messages m
   WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged`;
 
@@ -42,6 +47,15 @@ class ListCache {
     this.tooLarge = new Set(); // mailboxes seen larger than the whole budget (bounded below)
     this.loading = new Map(); // background loads in flight (warm)
     this.fullLoads = new Map(); // full reads in flight, shared by concurrent callers
+    // NDJSON line per cached row. A cached row is frozen and replaced (never changed) when its
+    // message changes, so a line never goes stale; it is collected with its row, which bounds
+    // it by the row budget above (a line is about the size of its row).
+    this.lines = new WeakMap();
+    // Whole NDJSON bodies of recently streamed mailboxes, as sent (Buffers of ~1 MB), kept
+    // while their row list is current: a repeat stream is only socket writes. Bounded by
+    // BODY_BYTES over all mailboxes, least recently streamed dropped first.
+    this.bodies = new Map(); // key -> {list, desc, chunks, bytes}
+    this.bodyBytes = 0;
   }
 
   /**
@@ -199,6 +213,70 @@ class ListCache {
     return { modseq, list, uidvalidity: e.uidvalidity };
   }
 
+  /**
+   * The NDJSON line (JSON and a newline) of a row returned by rowsOf.
+   * @param {object} row
+   * @returns {string}
+   */
+  lineOf(row) {
+    let line = this.lines.get(row);
+    if (line === undefined) {
+      line = JSON.stringify(row) + '\n';
+      this.lines.set(row, line);
+    }
+    return line;
+  }
+
+  /**
+   * The NDJSON body of a mailbox's rows (a list returned by rowsOf), chunk by chunk: the kept
+   * chunks when this very list was streamed before, else built from lineOf and kept once
+   * complete (a stream abandoned half-way keeps nothing).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {ReadonlyArray<object>} list
+   * @param {boolean} desc
+   * @returns {Generator<Buffer>}
+   */
+  *ndjsonChunks(userId, mailboxId, list, desc) {
+    const key = `${userId}:${mailboxId}`;
+    const kept = this.bodies.get(key);
+    if (kept && kept.list === list && kept.desc === desc) {
+      this.bodies.delete(key);
+      this.bodies.set(key, kept);
+      yield* kept.chunks;
+      return;
+    }
+    const chunks = [];
+    let bytes = 0;
+    const n = list.length;
+    let i = 0;
+    while (i < n) {
+      let out = '';
+      for (; i < n && out.length < CHUNK_CHARS; i++) out += this.lineOf(list[desc ? n - 1 - i : i]);
+      const buf = Buffer.from(out);
+      chunks.push(buf);
+      bytes += buf.length;
+      yield buf;
+    }
+    this.keepBody(key, { list, desc, chunks, bytes });
+  }
+
+  keepBody(key, body) {
+    const old = this.bodies.get(key);
+    if (old) {
+      this.bodyBytes -= old.bytes;
+      this.bodies.delete(key);
+    }
+    if (body.bytes > BODY_BYTES) return;
+    this.bodies.set(key, body);
+    this.bodyBytes += body.bytes;
+    for (const [k, b] of this.bodies) {
+      if (this.bodyBytes <= BODY_BYTES) break;
+      this.bodies.delete(k);
+      this.bodyBytes -= b.bytes;
+    }
+  }
+
   store(key, e) {
     const old = this.entries.get(key);
     if (old) this.rows -= old.list.length;
@@ -225,6 +303,7 @@ class ListCache {
   }
 
   drop(key) {
+    this.keepBody(key, { bytes: Infinity });
     const old = this.entries.get(key);
     if (!old) return;
     this.rows -= old.list.length;

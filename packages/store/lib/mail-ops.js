@@ -1,7 +1,7 @@
 'use strict';
 
 const { HealthProbe } = require('./health-probe');
-const { PassThrough } = require('node:stream');
+const { PassThrough, Readable } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
 const { to: copyTo } = require('pg-copy-streams');
 const { errors } = require('@mailgate/core');
@@ -98,7 +98,8 @@ const mailOps = {
    * the mailbox size. CSV format with delimiter and quote set to control characters that JSON
    * never contains (RFC 8259 escapes all of U+0000–U+001F) makes COPY emit each line verbatim,
    * where text format would double every backslash. COPY takes no bind parameters: the only
-   * values inlined are the two ids, checked to be integers.
+   * values inlined are the two ids, checked to be integers. In uid order a mailbox the list
+   * cache holds is served from memory instead (cachedNdjson: the same rows, no COPY).
    * @param {number} userId
    * @param {number} mailboxId
    * @param {{order?: 'uid'|'date', desc?: boolean, onFirstBatch?: (ms: number) => void}} [opts]
@@ -109,6 +110,11 @@ const mailOps = {
     const mid = Number(mailboxId);
     if (!Number.isInteger(uid) || !Number.isInteger(mid))
       throw new TypeError('integer ids required');
+    if (this.listCache && opts.order !== 'date') {
+      if (this.listCache.has(uid, mid)) return this.cachedNdjson(uid, mid, opts);
+      // Cold: this answer is a COPY; the next one comes from memory (issue 13: < 100 ms).
+      this.listCache.warm(this.knex, uid, mid);
+    }
     const k = keyset({ order: opts.order, desc: opts.desc });
     const sql = `COPY (SELECT ${HEADER_JSON_SQL} FROM messages m
        WHERE m.user_id = ${uid} AND m.mailbox_id = ${mid} AND NOT m.expunged
@@ -140,6 +146,28 @@ const mailOps = {
       return failed;
     })().catch((err) => out.destroy(err));
     return out;
+  },
+
+  /**
+   * streamHeadersNdjson from the list cache (uid order): one primary-key read of the mailbox
+   * row (plus the delta when it moved, list-cache.js), then lines from memory in ~1 MB
+   * chunks pulled by the reader. No database connection is held while the client reads, so
+   * a stalled reader costs memory only (its rows), never a pooled connection (issue 17).
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {{desc?: boolean, onFirstBatch?: (ms: number) => void}} opts
+   * @returns {import('node:stream').Readable}
+   */
+  cachedNdjson(userId, mailboxId, opts) {
+    const cache = this.listCache;
+    const knex = this.knex;
+    async function* chunks() {
+      const t0 = process.hrtime.bigint();
+      const list = (await cache.rowsOf(knex, userId, mailboxId)) || [];
+      if (opts.onFirstBatch) opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
+      yield* cache.ndjsonChunks(userId, mailboxId, list, Boolean(opts.desc));
+    }
+    return Readable.from(chunks(), { objectMode: false });
   },
 
   /**

@@ -20,6 +20,7 @@ const COMMANDS = [
   'es',
   'serve',
   'imap',
+  'migrate',
   'token',
   'bench',
 ];

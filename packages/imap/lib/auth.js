@@ -3,10 +3,12 @@
 /*
  * The one way a session becomes authenticated (LOGIN and AUTHENTICATE both end here): the
  * limiter is asked first, the password is checked by the service, then the user's backend is
- * opened. Failure text never says whether the user exists (RFC 5530 AUTHENTICATIONFAILED).
+ * opened — or, for a user routed to `proxy`, the session handed to the migration proxy.
+ * Failure text never says whether the user exists (RFC 5530 AUTHENTICATIONFAILED).
  */
 
 const { no } = require('./errors');
+const { proxyLogin } = require('./proxy');
 
 /**
  * @param {import('./session').Session} s
@@ -22,6 +24,8 @@ async function authenticate(s, user, password) {
     throw no('Authentication failed', 'AUTHENTICATIONFAILED');
   }
   if (!s.server.claimUser(s, user)) throw no('Too many connections for this user', 'LIMIT');
+  // A user being moved is relayed to their upstream account (proxy.js), after the same checks.
+  if ((await s.server.routeOf(user)) === 'proxy') return proxyLogin(s, user);
   const be = await s.server.service.openBackend(s.server.backendKind, user);
   if (s.closed) {
     await be.close();

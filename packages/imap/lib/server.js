@@ -5,7 +5,7 @@
  * a Session per connection, authenticates users against the mail service with the shared
  * failed-login limiter, enforces per-user connection limits, and says `* BYE` to every
  * session on shutdown. It owns no mail logic: sessions reach mail only through
- * `service.openBackend('pg', user)`.
+ * `service.openBackend('pg', user)`, or are relayed upstream when the user's route is `proxy`.
  */
 
 const net = require('node:net');
@@ -14,6 +14,7 @@ const { Session } = require('./session');
 const { DEFAULT_LIMITS } = require('./framer');
 const { LoginLimiter } = require('@mailgate/core');
 const { MailboxWatcher } = require('./watcher');
+const { checkRoutes } = require('./proxy');
 
 const DEFAULTS = Object.freeze({
   ...DEFAULT_LIMITS,
@@ -56,6 +57,38 @@ class ImapServer {
     this.servers = [];
     this.closing = false;
     this.watcher = new MailboxWatcher({ intervalMs: this.limits.idlePollMs, log: this.log });
+    // Relayed sessions (proxy.js) and the timer that closes them once their user's route is
+    // `store` again (cutover); it runs only while there are relayed sessions.
+    this.proxySessions = new Set();
+    this.routeTimer = null;
+  }
+
+  /**
+   * The user's route: `proxy` relays the session upstream (migration), `store` serves it.
+   * A service without routes (tests' in-memory one) serves everyone from the store.
+   * @param {string} user
+   * @returns {Promise<'store'|'proxy'>}
+   */
+  async routeOf(user) {
+    const users = this.service && this.service.users;
+    if (!users || typeof users.route !== 'function') return 'store';
+    return users.route(user);
+  }
+
+  /** Starts the route check of relayed sessions (proxy.js), unless it runs already. */
+  watchRoutes() {
+    if (this.routeTimer) return;
+    this.routeTimer = setInterval(() => {
+      if (!this.proxySessions.size) {
+        clearInterval(this.routeTimer);
+        this.routeTimer = null;
+        return;
+      }
+      checkRoutes(this).catch((err) =>
+        this.log.warn({ err: err.message }, 'imap proxy: route check failed'),
+      );
+    }, this.limits.idlePollMs);
+    this.routeTimer.unref();
   }
 
   /**
@@ -151,6 +184,7 @@ class ImapServer {
 
   sessionClosed(s) {
     this.sessions.delete(s);
+    this.proxySessions.delete(s);
     if (s.claimed) {
       const n = (this.perUser.get(s.claimed) || 1) - 1;
       if (n <= 0) this.perUser.delete(s.claimed);
@@ -173,6 +207,8 @@ class ImapServer {
     }
     for (const s of [...this.sessions]) s.socket.destroy();
     this.watcher.close();
+    clearInterval(this.routeTimer);
+    this.routeTimer = null;
     await Promise.all(closed);
   }
 }

@@ -42,6 +42,8 @@ class Session {
     this.lineWaiter = null;
     this.closed = false;
     this.idleTimer = null;
+    this.proxied = null; // the upstream of a relayed session (proxy.js)
+    this.handoff = null;
     this.onData = (chunk) => this.receive(chunk);
     this.attach(socket);
   }
@@ -119,7 +121,7 @@ class Session {
     if (this.busy) return;
     this.busy = true;
     try {
-      while (this.queue.length && !this.closed) {
+      while (this.queue.length && !this.closed && !this.proxied) {
         const ev = this.queue.shift();
         if (this.queue.length < MAX_QUEUE / 2 && this.socket.isPaused()) this.socket.resume();
         await this.run(ev);
@@ -168,6 +170,12 @@ class Session {
     this.log.debug({ command: cmd.name, status: answer.status, ms }, 'imap command');
     if (answer.status === 'BYE') return;
     this.tagged(cmd.tag, answer.status, answer.text, answer.code);
+    if (this.handoff) {
+      // A proxied login (proxy.js): from here on the socket is relayed, not parsed.
+      const handoff = this.handoff;
+      this.handoff = null;
+      handoff();
+    }
   }
 
   /** Pushes other sessions' changes to the client as untagged responses. */
@@ -207,7 +215,7 @@ class Session {
 
   resetTimer() {
     clearTimeout(this.idleTimer);
-    if (this.closed) return;
+    if (this.closed || this.proxied) return;
     // RFC 3501 5.4: at least 30 minutes once authenticated; a shorter wait before login.
     const ms =
       this.state === 'notauth' ? this.server.limits.preauthTimeout : this.server.limits.idleTimeout;

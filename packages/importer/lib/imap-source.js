@@ -65,8 +65,8 @@ async function* imapPlans(opts) {
         let maxUid = 0;
         for (const u of imported.keys()) if (u > maxUid) maxUid = u;
         let flagUpdates = 0;
+        const upstream = new Map();
         if (maxUid > 0 && client.mailbox.exists) {
-          const upstream = new Map();
           for await (const m of client.fetch(
             `1:${maxUid}`,
             { uid: true, flags: true },
@@ -76,6 +76,12 @@ async function* imapPlans(opts) {
           }
           flagUpdates = await syncFlags(store, userId, mb.id, imported, upstream);
         }
+        // A migration mirrors what the user deleted upstream (through the proxy) since the
+        // last run: those messages are expunged here too, or they would come back at cutover.
+        let expunged = 0;
+        if (opts.mirrorExpunges && imported.size) {
+          expunged = await mirrorExpunges(store, userId, mb.id, imported, upstream);
+        }
         const fresh = client.mailbox.exists
           ? ((await client.search({ uid: `${maxUid + 1}:*` }, { uid: true })) || []).filter(
               (u) => u > maxUid,
@@ -83,11 +89,12 @@ async function* imapPlans(opts) {
           : [];
         if (opts.progress !== false) {
           process.stderr.write(
-            `import imap: ${box.path} → ${mailbox}: ${fresh.length} new, ${flagUpdates} flag updates\n`,
+            `import imap: ${box.path} → ${mailbox}: ${fresh.length} new, ${flagUpdates} flag updates` +
+              (opts.mirrorExpunges ? `, ${expunged} expunged\n` : '\n'),
           );
         }
         opts.log?.info(
-          { folder: box.path, mailbox, fresh: fresh.length, flagUpdates },
+          { folder: box.path, mailbox, fresh: fresh.length, flagUpdates, expunged },
           'imap folder',
         );
         const source = `imap://${encodeURIComponent(acct.login)}@${acct.host}:${acct.port}/${encodeURIComponent(box.path)};UIDVALIDITY=${uidValidity}`;
@@ -168,6 +175,23 @@ async function syncFlags(store, userId, mailboxId, imported, upstream) {
   }
   const r = await store.replaceFlags(userId, mailboxId, wanted);
   return r.changed.length;
+}
+
+/**
+ * Expunges the imported messages whose upstream UID is gone (`mailgate migrate`).
+ * @param {import('@mailgate/store').PgStore} store
+ * @param {number} userId
+ * @param {number} mailboxId
+ * @param {Map<number, number>} imported upstream UID → local uid
+ * @param {Map<number, object>} upstream upstream UIDs present now (1:max)
+ * @returns {Promise<number>} messages expunged
+ */
+async function mirrorExpunges(store, userId, mailboxId, imported, upstream) {
+  const gone = [];
+  for (const [imapUid, uid] of imported) if (!upstream.has(imapUid)) gone.push(uid);
+  if (!gone.length) return 0;
+  const r = await store.expunge(userId, mailboxId, { uids: gone, force: true });
+  return r.expunged.length;
 }
 
 module.exports = { imapPlans, mailboxForFolder, syncFlags };

@@ -6,6 +6,7 @@ const { mailboxForMboxFile } = require('./sources');
 const { exportMbox, exportMh, exportMaildir } = require('./export');
 const { verifySource } = require('./verify');
 const { listQuarantine } = require('./quarantine');
+const { verifyImap } = require('./imap-verify');
 
 module.exports = {
   runImport,
@@ -16,4 +17,5 @@ module.exports = {
   exportMaildir,
   verifySource,
   listQuarantine,
+  verifyImap,
 };

@@ -88,6 +88,24 @@ class MailService {
   }
 
   /**
+   * The user's upstream IMAP account (`mailgate legacy add-user --imap-host …`) with its
+   * password read from the named environment variable: what the IMAP server's migration proxy
+   * logs in with. LEGACY_NOT_CONFIGURED without an entry; USAGE when the variable is unset.
+   * @param {string} user
+   * @returns {{host: string, port: number, login: string, password: string, tls?: boolean}}
+   */
+  upstreamAccount(user) {
+    const a = legacy.userEntry(this.config.home, user, 'imap').imap;
+    const password = a.password ?? (a.passwordEnv ? this.env[a.passwordEnv] : undefined);
+    if (password == null) {
+      throw new errors.USAGE(
+        `environment variable ${a.passwordEnv || '(none)'} with the IMAP password is not set`,
+      );
+    }
+    return { host: a.host, port: Number(a.port), login: a.login, password, tls: a.tls };
+  }
+
+  /**
    * The Elasticsearch mirror context (@mailgate/es), opened once; ES_NOT_CONFIGURED without
    * ELASTICSEARCH_URL.
    */

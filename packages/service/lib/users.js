@@ -61,6 +61,34 @@ function createUsers(store) {
     },
 
     /**
+     * The user's IMAP route: `store` (served from PostgreSQL) or `proxy` (relayed to the
+     * upstream account while it is being moved; see @mailgate/imap proxy).
+     * @param {string} name
+     * @returns {Promise<'store'|'proxy'>} USER_NOT_FOUND
+     */
+    async route(name) {
+      return store.getRoute(name);
+    },
+
+    /**
+     * @param {string} name
+     * @param {'store'|'proxy'} route
+     * @returns {Promise<{route: string, previous: string}>}
+     */
+    async setRoute(name, route) {
+      return store.setRoute(name, route);
+    },
+
+    /**
+     * Which of these users are routed to `proxy` now (one query for many sessions).
+     * @param {string[]} names
+     * @returns {Promise<Set<string>>}
+     */
+    async proxied(names) {
+      return store.proxiedUsers(names);
+    },
+
+    /**
      * @param {string} name
      * @param {{ttlSeconds?: number, label?: string}} [opts]
      * @returns {Promise<{id: number, token: string, expiresAt: string}>}

@@ -56,6 +56,30 @@ const importOps = {
   },
 
   /**
+   * Sizes of the live (not expunged) messages an `import imap` stored from one upstream
+   * folder generation, by upstream UID: what `mailgate migrate` verifies against the upstream
+   * RFC822.SIZEs.
+   * @param {number} userId
+   * @param {number} mailboxId
+   * @param {string} folder upstream folder path
+   * @param {string} uidValidity upstream UIDVALIDITY
+   * @returns {Promise<Map<number, {uid: number, size: number}>>}
+   */
+  async importedImapSizes(userId, mailboxId, folder, uidValidity) {
+    const r = await this.knex.raw(
+      `SELECT (s.source_meta->>'imapUid')::bigint AS imap_uid, m.uid, m.size
+         FROM message_sources s
+         JOIN messages m ON m.user_id = s.user_id AND m.mailbox_id = s.mailbox_id AND m.uid = s.uid
+        WHERE s.user_id = ? AND s.mailbox_id = ? AND s.source_meta->>'folder' = ?
+          AND s.source_meta->>'imapUidValidity' = ? AND NOT m.expunged`,
+      [userId, mailboxId, folder, String(uidValidity)],
+    );
+    return new Map(
+      r.rows.map((row) => [Number(row.imap_uid), { uid: Number(row.uid), size: row.size }]),
+    );
+  },
+
+  /**
    * Raises a mailbox's UIDNEXT to the source's, when the mailbox still carries the source's
    * UIDVALIDITY (kept-uids.js): a uid the source already handed out (to a message since
    * expunged there) is never handed out again here (RFC 3501 2.3.1.1).

@@ -22,6 +22,7 @@ Object.assign(
   require('./search-order').searchOrderOps,
   require('./imap-meta-ops').imapMetaOps,
   require('./thread-ops').threadOps,
+  require('./route-ops').routeOps,
 );
 
 module.exports = {

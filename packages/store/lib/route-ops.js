@@ -1,0 +1,58 @@
+'use strict';
+
+const { errors } = require('@mailgate/core');
+
+/*
+ * The per-user IMAP route (`users.route`, migrations/20261123171500_user_route.js): `store` or
+ * `proxy`. The IMAP server asks it at login and, for users it relays, again while their
+ * sessions live (so a cutover closes them); `mailgate migrate` sets it. Added to PgStore's
+ * prototype (index.js).
+ */
+
+const ROUTES = Object.freeze(['store', 'proxy']);
+
+const routeOps = {
+  /**
+   * @param {string} name user name
+   * @returns {Promise<'store'|'proxy'>} USER_NOT_FOUND
+   */
+  async getRoute(name) {
+    const u = await this.knex('users').where({ name }).first('route');
+    if (!u) throw new errors.USER_NOT_FOUND(name);
+    return u.route;
+  },
+
+  /**
+   * @param {string} name user name
+   * @param {'store'|'proxy'} route
+   * @returns {Promise<{route: string, previous: string}>} USER_NOT_FOUND
+   */
+  async setRoute(name, route) {
+    if (!ROUTES.includes(route)) {
+      throw new errors.USAGE(`invalid route "${route}": use ${ROUTES.join(' or ')}`);
+    }
+    return this.knex.transaction(async (trx) => {
+      const u = await trx('users').where({ name }).forUpdate().first('id', 'route');
+      if (!u) throw new errors.USER_NOT_FOUND(name);
+      await trx('users').where({ id: u.id }).update({ route });
+      return { route, previous: u.route };
+    });
+  },
+
+  /**
+   * Which of the given users are routed to `proxy` (the IMAP server re-checks its relayed
+   * sessions with one query).
+   * @param {string[]} names
+   * @returns {Promise<Set<string>>}
+   */
+  async proxiedUsers(names) {
+    if (!names.length) return new Set();
+    const rows = await this.knex('users')
+      .whereIn('name', names)
+      .andWhere({ route: 'proxy' })
+      .pluck('name');
+    return new Set(rows);
+  },
+};
+
+module.exports = { routeOps, ROUTES };

@@ -1,0 +1,231 @@
+'use strict';
+
+/*
+ * The migration end to end on a real Dovecot (issue 12 item 4): a user routed to `proxy` logs
+ * in to mailgate with their mailgate password and reads, flags and IDLEs on their Dovecot
+ * account through the byte relay; `mailgate migrate --no-cutover` pre-copies while they stay
+ * proxied; mail delivered to Dovecot and changes made through the proxy before cutover arrive
+ * with the next `mailgate migrate`, which flips the route and closes the relayed session; the
+ * same imapflow client then reconnects and sees the same UIDVALIDITY, UIDs, flags and bytes,
+ * now served from PostgreSQL. Needs Dovecot and root (skips with a reason outside CI).
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { ImapFlow } = require('imapflow');
+const { createMailService } = require('@mailgate/service');
+const { createImapServer } = require('@mailgate/imap');
+const dovecot = require('../scripts/dovecot/dovecot.js');
+const { skipNotice } = require('./support/skip');
+const { useCliSuite } = require('./support/db');
+const { msg } = require('./support/mail');
+
+const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
+const isRoot = !process.getuid || process.getuid() === 0;
+const skipReason = !dovecot.installed()
+  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
+  : !isRoot
+    ? 'dovecot instances need root'
+    : null;
+if (skipReason && inCI) throw new Error(`migration tests must run in CI: ${skipReason}`);
+if (skipReason) skipNotice(__filename, skipReason);
+const d = skipReason ? describe.skip : describe;
+
+const PAT_PW = 'pat mailgate pw';
+
+d('migration proxy and mailgate migrate on a real Dovecot', () => {
+  let inst;
+  let service;
+  let server;
+  let port;
+  let home;
+  // Registered before useCliSuite's: the server stops before the test database is dropped.
+  afterAll(async () => {
+    if (server) await server.close();
+    if (service) await service.close();
+    if (inst) await inst.stop();
+  });
+  const ctx = useCliSuite('migrate');
+  const env = () => ({ UP_PW: inst.password, MAILGATE_HOME: home });
+
+  const flow = (o) => {
+    const c = new ImapFlow({ secure: false, logger: false, ...o });
+    c.on('error', () => {});
+    return c;
+  };
+  const viaMailgate = (pass = PAT_PW) =>
+    flow({ host: '127.0.0.1', port, auth: { user: 'pat', pass } });
+  const direct = () =>
+    flow({ host: inst.host, port: inst.port, auth: { user: inst.user, pass: inst.password } });
+
+  /** Everything a client caches about a mailbox: UIDVALIDITY, and uid, flags, bytes per message. */
+  const snapshot = async (c, box) => {
+    const mb = await c.mailboxOpen(box);
+    const msgs = [];
+    if (mb.exists) {
+      for await (const m of c.fetch('1:*', { uid: true, flags: true, source: true })) {
+        msgs.push({
+          uid: m.uid,
+          flags: [...m.flags].filter((f) => f !== '\\Recent').sort(),
+          source: m.source.toString('latin1'),
+        });
+      }
+    }
+    return { uidValidity: Number(mb.uidValidity), msgs };
+  };
+  const upstreamSnapshot = async (box) => {
+    const c = direct();
+    await c.connect();
+    try {
+      return await snapshot(c, box);
+    } finally {
+      await c.logout();
+    }
+  };
+  const migrate = (...extra) =>
+    ctx.cli(['migrate', 'pat', '--json', '--quiet', ...extra], { env: env() });
+
+  beforeAll(async () => {
+    home = path.join(ctx.tmp, 'home');
+    fs.mkdirSync(home, { recursive: true });
+    inst = await dovecot.start({ format: 'maildir' });
+    for (let i = 1; i <= 5; i++) {
+      await dovecot.deliver(inst.dir, msg({ subject: `inbox ${i}`, body: `inbox body ${i}\n` }));
+    }
+    for (let i = 1; i <= 2; i++) {
+      await dovecot.deliver(inst.dir, msg({ subject: `archived ${i}`, body: `old ${i}\n` }), {
+        mailbox: 'Archive',
+      });
+    }
+    const c = direct();
+    await c.connect();
+    try {
+      await c.mailboxOpen('INBOX');
+      await c.messageDelete('2', { uid: true }); // a gap the client knows
+      await c.messageFlagsAdd('1', ['\\Seen'], { uid: true });
+    } finally {
+      await c.logout();
+    }
+    service = await createMailService({
+      knex: ctx.db.knex,
+      env: { ...env(), LOG_LEVEL: 'silent' },
+    });
+    await service.users.create('pat', { password: PAT_PW });
+    server = createImapServer({ service, limits: { idlePollMs: 100 } });
+    ({ port } = await server.listen({ port: 0, host: '127.0.0.1' }));
+    const add = ctx.cli(
+      [
+        'legacy',
+        'add-user',
+        'pat',
+        '--imap-host',
+        inst.host,
+        '--imap-port',
+        String(inst.port),
+        '--imap-login',
+        inst.user,
+        '--imap-password-env',
+        'UP_PW',
+        '--json',
+      ],
+      { env: env() },
+    );
+    expect(add.code).toBe(0);
+    const route = ctx.cli(['user', 'route', 'pat', 'proxy', '--json'], { env: env() });
+    expect(route.json).toEqual({ user: 'pat', route: 'proxy', previous: 'store' });
+  }, 120000);
+
+  let client;
+  let before;
+
+  test('a proxied user is authenticated by mailgate and relayed to Dovecot, IDLE included', async () => {
+    // mailgate's password decides, not the upstream one.
+    const wrong = viaMailgate(inst.password);
+    await expect(wrong.connect()).rejects.toMatchObject({ authenticationFailed: true });
+    wrong.close();
+    client = viaMailgate();
+    await client.connect();
+    expect(server.proxySessions.size).toBe(1);
+    const up = await upstreamSnapshot('INBOX');
+    const seen = await snapshot(client, 'INBOX');
+    expect(seen).toEqual(up);
+    expect(seen.msgs.map((m) => m.uid)).toEqual([1, 3, 4, 5]);
+    // A flag set through the proxy lands upstream.
+    await client.messageFlagsAdd('3', ['\\Flagged'], { uid: true });
+    expect((await upstreamSnapshot('INBOX')).msgs[1].flags).toEqual(['\\Flagged']);
+    // IDLE through the relay: a delivery upstream is pushed to the client.
+    const exists = new Promise((resolve) => client.once('exists', resolve));
+    const idling = client.idle();
+    await new Promise((r) => setTimeout(r, 300));
+    await dovecot.deliver(inst.dir, msg({ subject: 'during idle', body: 'pushed\n' }));
+    const ev = await Promise.race([
+      exists,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no EXISTS in IDLE')), 15000)),
+    ]);
+    expect(ev.count).toBe(5);
+    // The next command ends the IDLE (imapflow sends DONE), and idle() resolves then.
+    before = await snapshot(client, 'INBOX');
+    await idling;
+    expect(before.msgs.map((m) => m.uid)).toEqual([1, 3, 4, 5, 6]);
+  });
+
+  test('migrate --no-cutover pre-copies and verifies; the user stays proxied', async () => {
+    const r = migrate('--no-cutover');
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ route: 'proxy', previousRoute: 'proxy', cutover: false });
+    expect(r.json.import.imported).toBe(7);
+    expect(r.json.verify.ok).toBe(true);
+    const inbox = r.json.verify.mailboxes.find((m) => m.mailbox === 'INBOX');
+    expect(inbox).toMatchObject({ uidsKept: true, missing: 0, differing: 0 });
+    expect(inbox.local).toEqual(inbox.upstream);
+    expect(inbox.upstream.messages).toBe(5);
+    expect(server.proxySessions.size).toBe(1);
+    // A re-run fetches nothing.
+    expect(migrate('--no-cutover').json.import.imported).toBe(0);
+  });
+
+  test('changes before cutover arrive with migrate; the relayed session is closed', async () => {
+    await dovecot.deliver(inst.dir, msg({ subject: 'late mail', body: 'late\n' }));
+    await client.messageFlagsAdd('4', ['\\Seen', '\\Answered'], { uid: true });
+    await client.messageDelete('5', { uid: true });
+    const closed = new Promise((resolve) => client.once('close', resolve));
+    const r = migrate();
+    expect(r.code).toBe(0);
+    expect(r.json).toMatchObject({ route: 'store', previousRoute: 'proxy', cutover: true });
+    expect(r.json.import.imported).toBe(1);
+    expect(r.json.verify.ok).toBe(true);
+    await Promise.race([
+      closed,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('session not closed')), 10000)),
+    ]);
+    expect(server.proxySessions.size).toBe(0);
+  });
+
+  test('after cutover the client sees the same UIDVALIDITY, UIDs, flags and bytes, from the store', async () => {
+    client = viaMailgate();
+    await client.connect();
+    expect(server.proxySessions.size).toBe(0);
+    for (const box of ['INBOX', 'Archive']) {
+      const up = await upstreamSnapshot(box);
+      const mine = await snapshot(client, box);
+      expect(mine).toEqual(up);
+    }
+    const inbox = await snapshot(client, 'INBOX');
+    expect(inbox.uidValidity).toBe(before.uidValidity);
+    expect(inbox.msgs.map((m) => m.uid)).toEqual([1, 3, 4, 6, 7]);
+    // What the client cached before cutover is still true (minus the expunged uid 5).
+    for (const m of before.msgs.filter((x) => x.uid !== 5 && x.uid !== 4)) {
+      expect(inbox.msgs.find((x) => x.uid === m.uid)).toEqual(m);
+    }
+    // Served by PostgreSQL now: a flag set here does not reach Dovecot.
+    await client.messageFlagsAdd('7', ['\\Flagged'], { uid: true });
+    const row = await ctx.db.knex.raw(
+      `SELECT m.flags FROM messages m JOIN users u ON u.id = m.user_id
+         JOIN mailboxes b ON b.id = m.mailbox_id
+        WHERE u.name = 'pat' AND b.name = 'INBOX' AND m.uid = 7`,
+    );
+    expect(row.rows[0].flags).toContain('\\Flagged');
+    expect((await upstreamSnapshot('INBOX')).msgs.find((m) => m.uid === 7).flags).toEqual([]);
+    await client.logout();
+  });
+});

@@ -132,6 +132,37 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     }
   });
 
+  test("a page with its total and the unseen count stay exact across another session's changes", async () => {
+    const check = async () => {
+      const a = await cached.scanPage(user.id, mailboxId, { limit: 7, withTotal: true });
+      const b = await plain.scanPage(user.id, mailboxId, { limit: 7, withTotal: true });
+      // uid order: the cursor needs only the uid (the SQL path also fills in the date)
+      expect([a.rows, a.total, a.next.uid]).toEqual([b.rows, b.total, b.next.uid]);
+      expect(await cached.countMessages(user.id, mailboxId)).toEqual(
+        await plain.countMessages(user.id, mailboxId),
+      );
+      return a;
+    };
+    await same(); // cached
+    const before = await check();
+    const uids = (await plain.scanHeaders(user.id, mailboxId)).map((r) => r.uid);
+    await other.setFlags(user.id, mailboxId, { uids: uids.slice(30, 34), add: ['\\Seen'] });
+    const seen = await cached.countMessages(user.id, mailboxId);
+    expect(seen.unseen).toBe((await plain.countMessages(user.id, mailboxId)).unseen);
+    await other.setFlags(user.id, mailboxId, { uids: uids.slice(30, 32), remove: ['\\Seen'] });
+    await check();
+    await other.setFlags(user.id, mailboxId, { uids: uids.slice(40, 42), add: ['\\Deleted'] });
+    const gone = await other.expunge(user.id, mailboxId, { uids: uids.slice(40, 42) });
+    const after = await check();
+    expect(after.total).toBe(before.total - 2);
+    expect(cached.listCache.has(user.id, mailboxId)).toBe(true);
+    // Leave the mailbox as the next tests expect it.
+    await other.restoreExpunged(user.id, mailboxId, gone.expunged);
+    await other.setFlags(user.id, mailboxId, { uids: uids.slice(40, 42), remove: ['\\Deleted'] });
+    await other.setFlags(user.id, mailboxId, { uids: uids.slice(30, 32), remove: ['\\Seen'] });
+    expect((await check()).total).toBe(before.total);
+  });
+
   test('a page of a mailbox not cached yet is read by SQL while the cache fills in the background', async () => {
     const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
     const a = await fresh.scanPage(user.id, mailboxId, { limit: 5 });

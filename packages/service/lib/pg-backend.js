@@ -61,16 +61,16 @@ class PgBackend extends MailBackend {
       });
       return { rows, total: rows.length, nextCursor: null };
     }
-    const { total } = await this.store.countMessages(this.user.id, id);
     const page = await this.store.scanPage(this.user.id, id, {
-      limit: opts.limit == null ? total + 1 : opts.limit,
+      limit: opts.limit == null ? Number.MAX_SAFE_INTEGER - 1 : opts.limit,
       order: sort,
       desc,
       after,
+      withTotal: true,
     });
     return {
       rows: page.rows,
-      total,
+      total: page.total,
       nextCursor: page.next ? paging.encodeCursor(page.next) : null,
     };
   }

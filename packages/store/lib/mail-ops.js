@@ -48,16 +48,43 @@ function keyset(o) {
   };
 }
 
+/** A uid-ordered page of a cached row list (see scanPage). */
+function pageFromList(list, opts) {
+  const page = pageOf(list, {
+    limit: opts.limit + 1,
+    afterUid: opts.after ? opts.after.uid : undefined,
+    order: opts.desc ? 'desc' : 'asc',
+  });
+  const more = page.length > opts.limit;
+  const rows = more ? page.slice(0, opts.limit) : page;
+  const last = rows[rows.length - 1];
+  return { rows, next: more ? { uid: last.uid, date: null } : null };
+}
+
 const mailOps = {
   /**
    * One page of header rows in uid or date order, keyset-paged.
    * @param {number} userId
    * @param {number} mailboxId
-   * @param {{limit: number, order?: 'uid'|'date', desc?: boolean, after?: {uid: number, date?: string}|null}} opts
-   * @returns {Promise<{rows: object[], next: {uid: number, date: string}|null}>} next: the
-   *   keyset position after the last row when more rows follow
+   * @param {{limit: number, order?: 'uid'|'date', desc?: boolean, after?: {uid: number, date?: string}|null, withTotal?: boolean}} opts
+   *   withTotal: also count the mailbox's visible messages (from the same cached list when
+   *   the page comes from the list cache: one read of the mailbox row for both)
+   * @returns {Promise<{rows: object[], next: {uid: number, date: string}|null, total?: number}>}
+   *   next: the keyset position after the last row when more rows follow
    */
   async scanPage(userId, mailboxId, opts) {
+    if (!opts.withTotal) return this.pageOnly(userId, mailboxId, opts);
+    if (this.listCache && opts.order !== 'date' && this.listCache.has(userId, mailboxId)) {
+      const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
+      if (!list) return { rows: [], next: null, total: 0 };
+      return { ...pageFromList(list, opts), total: list.length };
+    }
+    const { total } = await this.countMessages(userId, mailboxId);
+    return { ...(await this.pageOnly(userId, mailboxId, opts)), total };
+  },
+
+  /** @private scanPage without the count. */
+  async pageOnly(userId, mailboxId, opts) {
     if (this.listCache && opts.order !== 'date' && !this.listCache.has(userId, mailboxId)) {
       // Not cached yet: this page by SQL (a few ms), the whole mailbox loads in the background.
       this.listCache.warm(this.knex, userId, mailboxId);
@@ -65,15 +92,7 @@ const mailOps = {
       // uid order: a page of the list cache (exact by modseq, see list-cache.js).
       const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
       if (!list) return { rows: [], next: null };
-      const page = pageOf(list, {
-        limit: opts.limit + 1,
-        afterUid: opts.after ? opts.after.uid : undefined,
-        order: opts.desc ? 'desc' : 'asc',
-      });
-      const more = page.length > opts.limit;
-      const rows = more ? page.slice(0, opts.limit) : page;
-      const last = rows[rows.length - 1];
-      return { rows, next: more ? { uid: last.uid, date: null } : null };
+      return pageFromList(list, opts);
     }
     const k = keyset(opts);
     const r = await this.knex.raw(

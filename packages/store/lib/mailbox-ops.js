@@ -36,6 +36,21 @@ async function uidsOf(trx, userId, mailboxId) {
   return r.rows.map((x) => Number(x.uid));
 }
 
+// Unseen count per cached row list. A list of the list cache is never changed in place (a
+// change makes a new list of frozen rows), so a count kept for it stays exact; it is
+// collected with its list.
+const unseenCounts = new WeakMap();
+
+function unseenOf(list) {
+  let n = unseenCounts.get(list);
+  if (n === undefined) {
+    n = 0;
+    for (const r of list) if (!r.flags.includes('\\Seen')) n++;
+    unseenCounts.set(list, n);
+  }
+  return n;
+}
+
 const mailboxOps = {
   /**
    * Creates a mailbox; MAILBOX_EXISTS when the name is taken.
@@ -167,9 +182,7 @@ const mailboxOps = {
     } else if (this.listCache && this.listCache.usable(userId, mailboxId)) {
       // Counted from the list cache's rows (exact by modseq): no scan of the partition.
       const list = (await this.listCache.rowsOf(this.knex, userId, mailboxId)) || [];
-      let unseen = 0;
-      for (const r of list) if (!r.flags.includes('\\Seen')) unseen++;
-      return { total: list.length, unseen };
+      return { total: list.length, unseen: unseenOf(list) };
     }
     const r = await this.knex.raw(
       `SELECT count(*)::int AS total,

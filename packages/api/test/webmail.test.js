@@ -198,7 +198,11 @@ describe("another user's mailboxes are not found", () => {
       ['POST', `/mailboxes/${aliceOnly}/copy`, { uids: [1], target: 'INBOX' }],
       ['POST', `/mailboxes/${aliceOnly}/move`, { uids: [1], target: 'INBOX' }],
       ['POST', '/mailboxes/INBOX/copy', { uids: [1], target: aliceOnly }],
+      ['POST', '/mailboxes/INBOX/move', { uids: [1], target: aliceOnly }],
       ['GET', `/mailboxes/${aliceOnly}/changes?since=0`],
+      ['GET', `/mailboxes/${aliceOnly}/messages?limit=5&order=-date`],
+      ['GET', `/search?q=archived&mailbox=${aliceOnly}&order=-date&limit=5`],
+      ['GET', `/threads?mailbox=${aliceOnly}`],
     ];
     for (const [method, url, body] of tries) {
       expect([method, url, ...errorOf(await call(method, url, body, bob))]).toEqual([

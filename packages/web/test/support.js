@@ -14,6 +14,22 @@ const path = require('node:path');
 const CHROMIUM = process.env.MAILGATE_CHROMIUM || '/usr/bin/chromium';
 /** Screenshots of each step (git-ignored; CI keeps the folder as an artifact). */
 const ARTIFACTS = path.join(__dirname, '..', '..', '..', 'test-artifacts', 'browser');
+/** The README's screenshots of the page: docs/webmail/<name>.png. */
+const DOCS = path.join(__dirname, '..', '..', '..', 'docs', 'webmail');
+/**
+ * Which test step's screenshot is which picture in docs/webmail ("<test>-<step>" → file).
+ * `npm run screenshots:web` (MAILGATE_WEB_DOCS=1) runs the browser tests and writes them;
+ * docs.test.js checks that every picture the docs show is one of these.
+ */
+const DOC_SHOTS = {
+  'walk-mailbox': 'mailbox.png',
+  'walk-threads': 'threads.png',
+  'walk-search-hints': 'search-hints.png',
+  'walk-search-results': 'search-results.png',
+  'walk-message': 'message.png',
+  'walk-compare-backends': 'compare-backends.png',
+  'bench-results': 'benchmark-page.png',
+};
 
 /**
  * Null when Chromium can be used, else why not. In CI a missing browser fails the suite.
@@ -146,10 +162,15 @@ function shooter(page, prefix) {
     if (f.startsWith(`${prefix}-`)) fs.rmSync(path.join(ARTIFACTS, f));
   }
   let n = 0;
-  return (step) =>
-    page.screenshot({
-      path: path.join(ARTIFACTS, `${prefix}-${String(++n).padStart(2, '0')}-${step}.png`),
-    });
+  return async (step) => {
+    const file = path.join(ARTIFACTS, `${prefix}-${String(++n).padStart(2, '0')}-${step}.png`);
+    await page.screenshot({ path: file });
+    const doc = DOC_SHOTS[`${prefix}-${step}`];
+    if (doc && process.env.MAILGATE_WEB_DOCS === '1') {
+      fs.mkdirSync(DOCS, { recursive: true });
+      fs.copyFileSync(file, path.join(DOCS, doc));
+    }
+  };
 }
 
 function tmpdir() {
@@ -165,4 +186,6 @@ module.exports = {
   shooter,
   tmpdir,
   ARTIFACTS,
+  DOCS,
+  DOC_SHOTS,
 };

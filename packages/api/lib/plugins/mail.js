@@ -52,11 +52,12 @@ async function mailPlugin(app, opts) {
    * @param {import('fastify').FastifyRequest} req
    * @param {string} [kind]
    */
-  app.decorate('backendOf', (req, kind) =>
-    app.timed(req, () =>
-      service.openBackend(kind || (req.query && req.query.backend) || 'pg', req.user.user),
-    ),
-  );
+  app.decorate('backendOf', (req, kind) => {
+    const k = kind || (req.query && req.query.backend) || 'pg';
+    // Server-Timing names this kind (plugins/timing.js): the backend answering the request.
+    req.backendKind = k;
+    return app.timed(req, () => service.openBackend(k, req.user.user));
+  });
 
   let esWorker = null;
   if (opts.elasticsearchUrl && opts.esWorker !== false) {

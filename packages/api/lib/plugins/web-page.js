@@ -38,8 +38,10 @@ async function webPage(app, opts) {
       .header('Content-Security-Policy', PAGE_CSP)
       .header('X-Content-Type-Options', 'nosniff')
       .header('Referrer-Policy', 'no-referrer')
-      // Revalidated on every load (cheap: ETag), so a new version shows at once.
-      .header('Cache-Control', 'no-cache')
+      // The HTML is revalidated on every load (cheap: ETag), so a new version shows at once;
+      // the scripts and styles it names live under a per-version path (/v/<version>/…) that
+      // never changes content, so a browser keeps them without asking again.
+      .header('Cache-Control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
       .header('ETag', file.etag)
       .type(file.type);
     if (req.headers['if-none-match'] === file.etag) return reply.code(304).send();

@@ -17,7 +17,7 @@ async function messageListRoutes(app) {
       const source = be.scanNdjson(req.params.mailbox, { order: req.query.order });
       const body = await app.timed(req, () => primed(source));
       app.streams.watch(reply.raw, release);
-      reply.header('Server-Timing', serverTiming(req.backendMs));
+      reply.header('Server-Timing', serverTiming(req.backendMs, be.kind));
       reply.type(`${NDJSON}; charset=utf-8`);
       return reply.send(body);
     } catch (err) {

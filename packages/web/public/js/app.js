@@ -76,10 +76,13 @@ $('signout').addEventListener('click', async () => {
 api.onTiming((t) => {
   const server =
     Number.isFinite(t.serverMs) && t.serverMs > 0 ? `${t.serverMs.toFixed(1)} ms` : '–';
-  $('last-timing').textContent =
-    `${t.backend}: server ${server} · round trip ${t.totalMs.toFixed(0)} ms`;
+  const by =
+    (t.answeredBy || 'no Server-Timing') +
+    (t.answeredBy === t.backend ? '' : ` (asked ${t.backend})`);
+  $('last-timing').textContent = `${by}: server ${server} · round trip ${t.totalMs.toFixed(0)} ms`;
+  $('last-timing').title = `Server-Timing of the last answer (asked: backend ${t.backend})`;
   const li = document.createElement('li');
-  li.textContent = `${t.method} ${decodeURIComponent(t.path)} [${t.backend}] ${t.status} · Server-Timing ${server} · ${t.totalMs.toFixed(0)} ms`;
+  li.textContent = `${t.method} ${decodeURIComponent(t.path)} [${t.backend}] ${t.status} · Server-Timing ${by} ${server} · ${t.totalMs.toFixed(0)} ms`;
   const list = $('timings');
   list.prepend(li);
   while (list.children.length > 30) list.lastChild.remove();
@@ -132,13 +135,17 @@ list.addEventListener('open', (e) =>
   e.detail.thread ? showThread(e.detail.thread) : openMessage(e.detail),
 );
 
+// 21,282: digits grouped by hand (the page is in English), not toLocaleString, whose first
+// call loads the locale's number data on the way to the first rows.
+const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
 function updateCount() {
   const loaded = list.loaded;
   const total = list.reportedTotal;
   $('list-count').textContent =
     loaded < total
-      ? `${loaded.toLocaleString()} of ${total.toLocaleString()} loaded`
-      : `${total.toLocaleString()} message${total === 1 ? '' : 's'}`;
+      ? `${count(loaded)} of ${count(total)} loaded`
+      : `${count(total)} message${total === 1 ? '' : 's'}`;
 }
 
 /** A thread as a list row: who took part, the first subject, the count, the last date. */
@@ -467,7 +474,10 @@ $('compare').addEventListener('click', async () => {
       api.listeners.delete(off);
     }
     if (seen) {
-      cells[3].textContent = seen.serverMs ? `${seen.serverMs.toFixed(1)} ms` : '–';
+      cells[3].textContent = seen.answeredBy
+        ? `${seen.answeredBy} ${seen.serverMs.toFixed(1)} ms`
+        : '–';
+      tr.dataset.answeredBy = seen.answeredBy || '';
       cells[4].textContent = `${seen.totalMs.toFixed(0)} ms`;
     }
   }

@@ -19,18 +19,24 @@ export function fromText(from) {
 }
 
 // Formatters built once: toLocale*String builds a new one per call, which is what made
-// scrolling through thousands of rows produce long tasks.
-const TIME = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
-const DAY_MONTH = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+// scrolling through thousands of rows produce long tasks. Built on first use, not when the
+// module loads: the first Intl formatter loads the locale's data (tens of ms on the start-up
+// path), and a mailbox of older mail never needs them.
+let TIME = null;
+let DAY_MONTH = null;
 
 /** A short date for a list row: time today, day + month this year, else the full date. */
 export function shortDate(iso, now = new Date()) {
   if (!iso) return '';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
-  if (d.toDateString() === now.toDateString()) return TIME.format(d);
-  if (d.getFullYear() === now.getFullYear()) return DAY_MONTH.format(d);
-  return d.toISOString().slice(0, 10);
+  if (d.getFullYear() !== now.getFullYear()) return d.toISOString().slice(0, 10);
+  if (d.toDateString() === now.toDateString()) {
+    TIME ||= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+    return TIME.format(d);
+  }
+  DAY_MONTH ||= new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+  return DAY_MONTH.format(d);
 }
 
 export class MessageList extends HTMLElement {
@@ -50,9 +56,16 @@ export class MessageList extends HTMLElement {
     this.selected = null;
     this.generation = 0;
     this.frame = 0;
+    this.spacerHeight = -1;
+    // The viewport's height comes from the ResizeObserver, never read in render(): the scroll
+    // path reads scrollTop only (no forced layout; the viewport is `contain: strict`).
+    this.viewportHeight = 0;
     this.viewport.addEventListener('scroll', () => this.schedule(), { passive: true });
     this.addEventListener('keydown', (e) => this.onKey(e));
-    new ResizeObserver(() => this.schedule()).observe(this.viewport);
+    new ResizeObserver((entries) => {
+      this.viewportHeight = entries[entries.length - 1].contentRect.height;
+      this.schedule();
+    }).observe(this.viewport);
   }
 
   /** Number of rows loaded so far. */
@@ -141,9 +154,13 @@ export class MessageList extends HTMLElement {
 
   render() {
     if (!this.viewport) return;
-    this.spacer.style.height = `${this.total * ROW_HEIGHT}px`;
+    // Reads first, then writes: a style write before a layout read would force a layout.
     const top = this.viewport.scrollTop;
-    const height = this.viewport.clientHeight || 600;
+    const height = this.viewportHeight || 900;
+    if (this.spacerHeight !== this.total) {
+      this.spacerHeight = this.total;
+      this.spacer.style.height = `${this.total * ROW_HEIGHT}px`;
+    }
     const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(this.total, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
     const need = last - first;
@@ -166,9 +183,12 @@ export class MessageList extends HTMLElement {
     const el = document.createElement('div');
     el.className = 'ml-row';
     el.setAttribute('role', 'option');
+    // Minimal DOM per row, built once per pooled element and refilled as text: four spans,
+    // the subject's <b> and the preview's text node.
     el.innerHTML =
       '<span class="ml-flags"></span><span class="ml-from"></span><span class="ml-date"></span>' +
-      '<span class="ml-subject"></span>';
+      '<span class="ml-subject"><b></b></span>';
+    el.lastChild.append(document.createTextNode(''));
     el.addEventListener('click', () => {
       const row = this.rows[Number(el.dataset.index)];
       if (row) this.select(row);
@@ -192,7 +212,8 @@ export class MessageList extends HTMLElement {
       flagsEl.textContent = '';
       fromEl.textContent = 'loading…';
       dateEl.textContent = '';
-      subjectEl.textContent = '';
+      subjectEl.firstChild.textContent = '';
+      subjectEl.lastChild.data = '';
       return;
     }
     const flags = row.flags || [];
@@ -208,12 +229,9 @@ export class MessageList extends HTMLElement {
     flagsEl.title = row.hasAttachments ? 'has attachments' : '';
     fromEl.textContent = fromText(row.from);
     dateEl.textContent = shortDate(row.date || row.internalDate);
-    subjectEl.textContent = '';
-    const s = document.createElement('b');
-    s.textContent = row.subject || '(no subject)';
-    subjectEl.append(s);
-    if (row.preview) subjectEl.append(` — ${row.preview}`);
-    if (row.mailbox) subjectEl.title = row.mailbox;
+    subjectEl.firstChild.textContent = row.subject || '(no subject)';
+    subjectEl.lastChild.data = row.preview ? ` — ${row.preview}` : '';
+    subjectEl.title = row.mailbox || '';
   }
 
   isSelected(row) {

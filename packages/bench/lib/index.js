@@ -15,6 +15,7 @@ const report = require('./report');
 const targets = require('./targets');
 const { machineFacts } = require('./machine');
 const { addBenchCommand } = require('./cli');
+const { RawImapClient } = require('./raw-imap');
 
 module.exports = {
   ...mailboxes,
@@ -28,4 +29,5 @@ module.exports = {
   ...targets,
   machineFacts,
   addBenchCommand,
+  RawImapClient,
 };

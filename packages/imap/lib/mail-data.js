@@ -9,14 +9,14 @@
 const PAGE = 1000;
 
 /**
- * All uids of a mailbox, ascending.
+ * All uids of a mailbox, ascending (UIDs are 32-bit, RFC 3501 9).
  * @param {object} be a MailBackend
  * @param {string} mailbox
- * @returns {Promise<number[]>}
+ * @returns {Promise<Uint32Array>}
  */
 async function listUids(be, mailbox) {
   const rows = await allRows(be, mailbox);
-  const uids = new Array(rows.length);
+  const uids = new Uint32Array(rows.length);
   for (let i = 0; i < rows.length; i++) uids[i] = Number(rows[i].uid);
   return uids;
 }

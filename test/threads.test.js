@@ -57,7 +57,7 @@ test('subject fallback: a reply without references joins the thread of its base 
   ).toEqual([['a', 'bb'], ['ccc'], ['dddd'], ['eeeee']]);
 });
 
-test('messages without Message-ID, or with a duplicate one, stay themselves', () => {
+test('messages without Message-ID stay themselves; copies (the same Message-ID) share a thread', () => {
   expect(
     groups([
       m('a', { subject: 'one' }),
@@ -65,7 +65,21 @@ test('messages without Message-ID, or with a duplicate one, stay themselves', ()
       m('ccc', { messageId: '<Same@x>', subject: 'three' }),
       m('dddd', { messageId: '<Same@x>', subject: 'four' }),
     ]),
-  ).toEqual([['a'], ['bb'], ['ccc'], ['dddd']]);
+  ).toEqual([['a'], ['bb'], ['ccc', 'dddd']]);
+});
+
+test('the subject step does not depend on the order messages come in', () => {
+  // Two root sets with the same base subject that are not replies, and a reply: the reply
+  // joins the oldest, whatever order the rows are read in.
+  const msgs = [
+    m('x', { messageId: '<X@x>', subject: 'Report', date: '2002-01-03T00:00:00Z' }),
+    m('y', { messageId: '<Y@x>', subject: 'Report', date: '2002-01-01T00:00:00Z' }),
+    m('z', { messageId: '<Z@x>', subject: 'Re: Report', date: '2002-01-05T00:00:00Z' }),
+  ];
+  const want = [['x'], ['y', 'z']];
+  expect(groups(msgs)).toEqual(want);
+  expect(groups([...msgs].reverse())).toEqual(want);
+  expect(groups([msgs[2], msgs[0], msgs[1]])).toEqual(want);
 });
 
 test('base subject drops reply and forward prefixes', () => {

@@ -57,18 +57,8 @@ async function runImport(opts) {
   } finally {
     await run.close();
   }
-  // Thread stage: the new messages join (and may merge) the user's threads (jwz linking in
-  // the store); one pass per import, since replies can arrive before what they answer.
-  if (run.report.imported && opts.store.assignThreads) {
-    const t = await opts.store.assignThreads(run.user.id);
-    // The thread stage rewrote rows after the import's own ANALYZE: statistics again, or the
-    // planner sees a table that no longer matches them and plans substring and word searches
-    // as sequential scans (measured: 165 ms instead of ~10 ms for an absent word, 21k messages).
-    if (t && t.updated) {
-      await opts.store.cleanGinPending(run.user.id);
-      await opts.store.analyzeUser(run.user.id);
-    }
-  }
+  // No thread pass over the user here: each batch commits with its thread ids (the store's
+  // incremental thread stage), so memory follows the batch, not the mailbox.
   return run.finish();
 }
 
@@ -82,8 +72,11 @@ async function importPlan(run, plan) {
   if (resumeAt) opts.log?.info({ source: plan.source, resumeAt }, 'resuming import');
   const writer = new BatchWriter(run, plan.source, job);
   const position = { lastIndex: resumeAt };
+  let t = run.clock();
   for await (const batch of batches(splitEntries(run, plan.items, resumeAt, position), run)) {
+    t = run.lap('readMs', t);
     await writer.write(batch);
+    t = run.clock();
     if (opts.signal && opts.signal.aborted) break;
   }
   if (opts.signal && opts.signal.aborted) {
@@ -92,9 +85,13 @@ async function importPlan(run, plan) {
     await writer.drain();
     return;
   }
+  t = run.clock();
   await writer.drain();
+  t = run.lap('drainMs', t);
   await store.cleanGinPending(user.id);
+  t = run.lap('ginMergeMs', t);
   await store.analyzeUser(user.id);
+  run.lap('analyzeMs', t);
   await store.finishJob(job.id, { messages: position.lastIndex + 1 });
 }
 
@@ -207,16 +204,20 @@ class BatchWriter {
     const last = batch[batch.length - 1];
     const checkpoint = { index: last.index + 1 };
     if (last.offset != null) checkpoint.offset = last.offset;
+    let t = run.clock();
     const parsed = await parseBatch(run, batch);
+    t = run.lap('parseMs', t);
     const rows = await rowsOf(run, this.source, batch, parsed);
     const data = { ...rows, jobId: this.job.id, checkpoint };
     const plan = await run.store.prepareBatch(run.user.id, data);
+    t = run.lap('prepareMs', t);
     const previous = this.writing;
     this.writing = run.store
       .commitBatch(run.user.id, plan, data, { after: previous })
       .then((r) => run.committed(r, data.messages));
     this.writing.catch(() => {}); // surfaced by the next await
     await previous;
+    run.lap('writeWaitMs', t);
   }
 
   drain() {
@@ -231,6 +232,9 @@ class ImportRun {
     this.store = opts.store;
     this.user = user;
     this.started = process.hrtime.bigint();
+    this.cpuStart = process.cpuUsage();
+    this.stages = {};
+    this.threads = { closure: 0, assigned: 0, merged: 0 };
     this.batchSize = opts.batchSize || 250;
     this.pool = new ParsePool(opts.workers ?? 2, opts.parseBudget);
     this.progress = createProgress({
@@ -297,7 +301,25 @@ class ImportRun {
     this.opts.log?.warn({ source, position: it.position, reason: res.reason }, 'quarantined');
   }
 
+  /** @returns {bigint} now, for lap() */
+  clock() {
+    return process.hrtime.bigint();
+  }
+
+  /** Adds the time since `t` to a stage of the report; returns now. */
+  lap(stage, t) {
+    const now = process.hrtime.bigint();
+    this.stages[stage] = (this.stages[stage] || 0) + Number(now - t) / 1e6;
+    return now;
+  }
+
   committed(r, messages) {
+    // The store's own split of a batch's transaction (they overlap the stages above: two
+    // batches are in flight) and the thread stage's closure sizes.
+    for (const [k, v] of Object.entries(r.timings || {}))
+      this.stages[`db.${k}`] = (this.stages[`db.${k}`] || 0) + v;
+    for (const [k, v] of Object.entries(r.threaded || {}))
+      this.threads[k] = (this.threads[k] || 0) + v;
     for (const id of r.uidsNotKept || []) {
       const name = [...this.mailboxIds].find(([, v]) => v === id)?.[0];
       if (this.uidsNotKept.has(name)) continue;
@@ -334,6 +356,16 @@ class ImportRun {
     report.rate = report.seconds > 0 ? Number((report.messages / report.seconds).toFixed(1)) : 0;
     // Worker threads share the process, so this covers parsing too (Linux: maxRSS in KiB).
     report.peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
+    // Where the time went (ms, wall; see README "import --json"): main-loop stages, then the
+    // store's split of batch transactions (db.*), and this process's CPU (workers included).
+    const cpu = process.cpuUsage(this.cpuStart);
+    report.stages = Object.fromEntries(
+      Object.entries({ ...this.stages, cpuMs: (cpu.user + cpu.system) / 1000 }).map(([k, v]) => [
+        k,
+        Math.round(v),
+      ]),
+    );
+    report.threads = this.threads;
     report.mailboxes = [...this.perMailbox.values()];
     // A file source with no mail is most likely the wrong path: say so (a re-run of an
     // IMAP import that finds nothing new is normal and has messages = 0 too).

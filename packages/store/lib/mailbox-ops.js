@@ -4,6 +4,7 @@ const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { headerJson } = require('./header-row');
 const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
+const { lockThreads, writeThreadKeys, threadBatch, normId } = require('./thread-ops');
 const {
   MESSAGE_COLUMNS,
   SOURCE_COLUMNS,
@@ -49,6 +50,29 @@ function unseenOf(list) {
     unseenCounts.set(list, n);
   }
   return n;
+}
+
+/**
+ * Copies keep their thread: the copy has the original's Message-ID, and copies of a message
+ * share its thread (thread-ops.js threadIds), so its thread id and keys are copied. A message
+ * without a Message-ID is a thread node of its own: its copy is threaded like a new message.
+ */
+async function copyThreads(store, trx, userId, srcId, dstId, mapSql, mapArgs) {
+  await trx.raw(
+    `INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
+     SELECT t.user_id, t.key, ?, k.dst FROM thread_keys t JOIN ${mapSql} ON t.uid = k.src
+      WHERE t.user_id = ? AND t.mailbox_id = ?`,
+    [dstId, ...mapArgs, userId, srcId],
+  );
+  const r = await trx.raw(
+    `SELECT m.mailbox_id, m.uid, m.message_id, m.in_reply_to, m.refs, m.subject
+       FROM messages m JOIN ${mapSql} ON m.uid = k.dst
+      WHERE m.user_id = ? AND m.mailbox_id = ?
+        AND (m.message_id IS NULL OR length(btrim(m.message_id, ' <>')) = 0)`,
+    [...mapArgs, userId, dstId],
+  );
+  const own = r.rows.filter((x) => !normId(x.message_id));
+  if (own.length) await threadBatch(store, trx, userId, own);
 }
 
 const mailboxOps = {
@@ -205,6 +229,8 @@ const mailboxOps = {
   async appendMessage(userId, mailboxId, msg) {
     const hash = crypto.createHash('sha256').update(msg.raw).digest();
     return this.knex.transaction(async (trx) => {
+      // The thread lock before the mailbox lock, in every writer that threads (no deadlock).
+      await lockThreads(trx, userId);
       await lockMailbox(trx, userId, mailboxId);
       const mb = (
         await trx.raw(
@@ -244,6 +270,10 @@ const mailboxOps = {
         uid,
         raw: msg.raw,
       });
+      // An appended message (a draft, IMAP APPEND) gets its thread id now, like imported mail.
+      const threadRow = { ...row, mailbox_id: mailboxId, uid };
+      await writeThreadKeys(trx, userId, [threadRow]);
+      await threadBatch(this, trx, userId, [threadRow]);
       if (this.outbox) await writeOutbox(trx, userId, mailboxId, [uid], modseq, 'index');
       return { uid, uidvalidity: Number(mb.uidvalidity), modseq };
     });
@@ -263,6 +293,7 @@ const mailboxOps = {
   async copyMessages(userId, srcId, uids, dstId, opts = {}) {
     if (srcId === dstId && opts.move) return { uidvalidity: 0, map: [] };
     return this.knex.transaction(async (trx) => {
+      await lockThreads(trx, userId);
       // Both mailbox rows, in id order, so two opposite moves cannot deadlock.
       for (const id of [...new Set([srcId, dstId])].sort((a, b) => a - b)) {
         await lockMailbox(trx, userId, id);
@@ -331,6 +362,8 @@ const mailboxOps = {
         if (this.outbox) await writeOutbox(trx, userId, srcId, found, srcModseq, 'delete');
         await bumpModseq(trx, userId, srcId, srcModseq);
       }
+      // After a move's expunge: a moved message is threaded without its source.
+      await copyThreads(this, trx, userId, srcId, dstId, mapSql, mapArgs);
       return { uidvalidity: Number(dst.uidvalidity), map };
     });
   },

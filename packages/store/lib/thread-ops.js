@@ -6,12 +6,14 @@ const { HEADER_COLUMNS, headerRow } = require('./header-row');
 const { lockMailbox, recordChange } = require('./mail-ops');
 
 /*
- * Threads (webmail, issue 14): the thread id of every message, computed after each import by
- * the linking of jwz's threading algorithm (https://www.jwz.org/doc/threading.html): a message
+ * Threads (webmail, issue 14): the thread id of every message, computed as it is stored (import
+ * batch, APPEND, COPY without a Message-ID) by the linking of jwz's threading algorithm (https://www.jwz.org/doc/threading.html): a message
  * joins the messages its References / In-Reply-To name (also through ids no stored message
  * has: two replies to a missing parent share its thread), then root sets with the same base
  * subject merge when one of them is a reply ("Re: …"), jwz's subject step. Owns the
- * `thread_id` column; never touches flags, so its updates are rare (merges only).
+ * `thread_id` column and the `thread_keys` lookup table (migrations/20261123172305_thread_keys.js);
+ * never touches flags, so its updates are rare (merges only). Thread ids are assigned when
+ * messages arrive; an expunge leaves the others' ids as they are.
  */
 
 const REPLY = /^((re|fwd?|aw|sv)(\[\d+\])?\s*:\s*)+/i;
@@ -29,12 +31,65 @@ const normId = (id) => (id ? String(id).trim().replace(/^<|>$/g, '').toLowerCase
 
 /**
  * Groups messages into threads (pure: the algorithm, tested without a database).
+ * Deterministic: the answer depends on the set of messages, not on their order, so the thread
+ * stage can recompute only the part of a user's mail that new messages touch (threadBatch)
+ * and get what a computation over all of it would give. Copies of one message (the same
+ * Message-ID in two folders, an IMAP COPY) share their thread.
  * @param {Array<{key: string, messageId?: string|null, inReplyTo?: string|null, refs?: string[],
  *   subject?: string|null, date?: string|Date|null}>} msgs `key` identifies a message
  * @returns {Map<string, string>} message key → thread id (16 hex digits, stable while the
  *   thread's root stays the same)
  */
 function threadIds(msgs) {
+  const { comps, union, find, time } = linkComponents(msgs);
+  // jwz step 5: root sets with the same base subject merge when one is a reply; root sets are
+  // taken oldest root first, so the first of a base subject is the same whatever the order.
+  const bySubject = new Map();
+  for (const c of comps) {
+    const base = baseSubject(c.root.subject);
+    if (!base) continue;
+    const isReply = REPLY.test(String(c.root.subject || '').trim());
+    const seen = bySubject.get(base);
+    if (!seen) bySubject.set(base, { r: c.node, isReply });
+    else if (isReply || seen.isReply) {
+      union(seen.r, c.node);
+      if (!isReply) seen.isReply = false;
+    }
+  }
+  const members = new Map();
+  for (const m of msgs) {
+    const r = find(m.node);
+    if (!members.has(r)) members.set(r, []);
+    members.get(r).push(m);
+  }
+  const out = new Map();
+  for (const list of members.values()) {
+    const root = rootOf(list, time);
+    const id = crypto.createHash('sha256').update(rootKey(root)).digest('hex').slice(0, 16);
+    for (const m of list) out.set(m.key, id);
+  }
+  return out;
+}
+
+/** The thread id's seed: the root's Message-ID, or the message itself when it has none. */
+function rootKey(m) {
+  return normId(m.messageId) || `msg:${m.key}`;
+}
+
+const byTimeThenKey = (time) => (a, b) =>
+  time(a) - time(b) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
+function rootOf(list, time) {
+  return list.reduce((a, b) => (byTimeThenKey(time)(b, a) < 0 ? b : a));
+}
+
+/**
+ * jwz's linking step: messages joined through Message-ID, References and In-Reply-To (also
+ * through ids no stored message has). Sets `m.node` on every message.
+ * @returns {{comps: Array<{node: string, root: object, members: object[]}>, union: Function,
+ *   find: Function, time: (m: object) => number}} comps oldest root first
+ */
+function linkComponents(msgs) {
   const parent = new Map();
   const find = (x) => {
     let r = x;
@@ -55,73 +110,262 @@ function threadIds(msgs) {
     const rb = find(b);
     if (ra !== rb) parent.set(rb, ra);
   };
-  const nodeOf = new Map();
-  for (const m of msgs) {
-    const own = normId(m.messageId);
-    // A message without (or with a duplicate) Message-ID is its own node.
-    const node = own && !nodeOf.has(`id:${own}`) ? `id:${own}` : `msg:${m.key}`;
-    if (own && !nodeOf.has(`id:${own}`)) nodeOf.set(node, m);
-    nodeOf.set(`msg:${m.key}`, m);
-    m.node = node;
-    add(node);
-  }
-  for (const m of msgs) {
-    const refs = [...(m.refs || []), m.inReplyTo].map(normId).filter(Boolean);
-    for (const r of refs) {
-      add(`id:${r}`);
-      union(`id:${r}`, m.node);
-    }
-  }
-  // jwz step 5: root sets with the same base subject merge when one is a reply.
-  const comps = new Map();
-  for (const m of msgs) {
-    const r = find(m.node);
-    if (!comps.has(r)) comps.set(r, []);
-    comps.get(r).push(m);
-  }
   const times = new Map();
   for (const m of msgs) {
+    const own = normId(m.messageId);
+    m.node = own ? `id:${own}` : `msg:${m.key}`;
+    add(m.node);
     const t = m.date ? new Date(m.date).getTime() : NaN;
     times.set(m, Number.isNaN(t) ? Infinity : t);
   }
   const time = (m) => times.get(m);
-  const rootOf = (list) =>
-    list.reduce((a, b) => (time(b) < time(a) || (time(b) === time(a) && b.key < a.key) ? b : a));
-  const bySubject = new Map();
-  for (const [r, list] of comps) {
-    const root = rootOf(list);
-    const base = baseSubject(root.subject);
-    if (!base) continue;
-    const isReply = REPLY.test(String(root.subject || '').trim());
-    const seen = bySubject.get(base);
-    if (!seen) bySubject.set(base, { r, isReply });
-    else if (isReply || seen.isReply) {
-      union(seen.r, r);
-      if (!isReply) seen.isReply = false;
+  for (const m of msgs) {
+    for (const r of [...(m.refs || []), m.inReplyTo].map(normId).filter(Boolean)) {
+      add(`id:${r}`);
+      union(`id:${r}`, m.node);
     }
   }
-  const members = new Map();
+  const groups = new Map();
   for (const m of msgs) {
     const r = find(m.node);
-    if (!members.has(r)) members.set(r, []);
-    members.get(r).push(m);
+    if (!groups.has(r)) groups.set(r, []);
+    groups.get(r).push(m);
   }
-  const out = new Map();
-  for (const list of members.values()) {
-    const root = rootOf(list);
-    // The root's node: its Message-ID, or the message itself when it has none (or a copy's).
-    const key = root.node.startsWith('id:') ? root.node.slice(3) : root.node;
-    const id = crypto.createHash('sha256').update(key).digest('hex').slice(0, 16);
-    for (const m of list) out.set(m.key, id);
+  const order = byTimeThenKey(time);
+  const comps = [...groups].map(([node, members]) => ({
+    node,
+    members,
+    root: rootOf(members, time),
+  }));
+  comps.sort((a, b) => order(a.root, b.root));
+  return { comps, union, find, time };
+}
+
+/** The ids a message links through (its own, References, In-Reply-To), normalised. */
+function linkIds(m) {
+  return [...new Set([m.messageId, ...(m.refs || []), m.inReplyTo].map(normId).filter(Boolean))];
+}
+
+// thread_keys.key: 16 bytes of sha256 over a kind and a value, so any id or subject (a hostile
+// 3.5 MB Subject included) fits a btree entry.
+const keyOf = (kind, value) =>
+  crypto
+    .createHash('sha256')
+    .update(kind + value)
+    .digest()
+    .subarray(0, 16);
+/** A message's id keys (memoised on the message: the stage asks several times). */
+function idKeys(m) {
+  if (!m.idKeys) m.idKeys = linkIds(m).map((id) => keyOf('i:', id));
+  return m.idKeys;
+}
+
+/** Every thread key of a message: its link ids and its base subject. */
+function threadKeysOf(m) {
+  const keys = idKeys(m);
+  const base = baseSubject(m.subject);
+  if (base) keys.push(keyOf('s:', base));
+  return keys;
+}
+
+const THREAD_COLUMNS = `m.mailbox_id, m.uid, m.message_id, m.in_reply_to, m.refs, m.subject,
+       coalesce(m.date, m.internal_date) AS d, m.thread_id`;
+
+function threadMsg(x) {
+  return {
+    key: `${x.mailbox_id}/${x.uid}`,
+    mailboxId: Number(x.mailbox_id),
+    uid: Number(x.uid),
+    messageId: x.message_id,
+    inReplyTo: x.in_reply_to,
+    refs: x.refs,
+    subject: x.subject,
+    date: x.d,
+    old: x.thread_id,
+  };
+}
+
+/** Live messages holding any of the keys (a message holding several comes once per key). */
+async function messagesByKeys(db, userId, keys) {
+  if (!keys.length) return [];
+  const r = await db.raw(
+    `SELECT ${THREAD_COLUMNS}
+       FROM thread_keys k
+       JOIN messages m ON m.user_id = k.user_id AND m.mailbox_id = k.mailbox_id AND m.uid = k.uid
+      WHERE k.user_id = ? AND k.key = ANY(?::bytea[]) AND NOT m.expunged`,
+    [userId, keys],
+  );
+  return r.rows.map(threadMsg);
+}
+
+/**
+ * Adds to `known` every message linked (transitively, through ids) to the given keys: whole
+ * link components, one query per step of distance.
+ */
+async function expandLinks(db, userId, keys, known, asked) {
+  let frontier = keys.filter((k) => !asked.has(k.toString('hex')));
+  while (frontier.length) {
+    for (const k of frontier) asked.add(k.toString('hex'));
+    const next = new Map();
+    for (const m of await messagesByKeys(db, userId, frontier)) {
+      if (known.has(m.key)) continue;
+      known.set(m.key, m);
+      for (const k of idKeys(m)) {
+        const hex = k.toString('hex');
+        if (!asked.has(hex)) next.set(hex, k);
+      }
+    }
+    frontier = [...next.values()];
   }
-  return out;
+}
+
+/** Serialises the thread stage of one user (imports, appends, copies): each sees the last. */
+async function lockThreads(db, userId) {
+  await db.raw('SELECT pg_advisory_xact_lock(?, ?)', [THREAD_LOCK, userId]);
+}
+// pg_advisory_xact_lock(int, int) namespace of the thread stage ('thrd').
+const THREAD_LOCK = 0x74687264;
+
+/**
+ * Records the thread keys of messages just written (same transaction).
+ * @param {{raw: Function}} db knex transaction or an adapter with knex's raw(sql, bindings)
+ * @param {number} userId
+ * @param {Array<{mailbox_id: number, uid: number, message_id?: string, in_reply_to?: string,
+ *   refs?: string[], subject?: string}>} rows
+ */
+async function writeThreadKeys(db, userId, rows) {
+  const keys = [];
+  const boxes = [];
+  const uids = [];
+  for (const row of rows) {
+    const m = { messageId: row.message_id, inReplyTo: row.in_reply_to, refs: row.refs };
+    for (const k of threadKeysOf({ ...m, subject: row.subject })) {
+      keys.push(k);
+      boxes.push(row.mailbox_id);
+      uids.push(row.uid);
+    }
+  }
+  if (!keys.length) return;
+  await db.raw(
+    `INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
+     SELECT ?, k, b, u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS t(k, b, u)`,
+    [userId, keys, boxes, uids],
+  );
+}
+
+/**
+ * The incremental thread stage: thread ids for messages just written (their keys recorded,
+ * same transaction, the thread lock held), recomputing only what they touch — their link
+ * components (through keyed lookups of ids) and the root sets of every base subject whose
+ * grouping they may change — so its memory and time follow the batch and the threads it
+ * touches, never the whole mailbox. Gives the ids threadIds() gives over all the user's live
+ * messages (test/threads-incremental.test.js): messages outside that closure keep their
+ * component and root, and no base subject of theirs changes its root sets.
+ * @returns {Promise<{closure: number, assigned: number, merged: number}>}
+ */
+async function threadBatch(store, db, userId, rows) {
+  if (!rows.length) return { closure: 0, assigned: 0, merged: 0 };
+  const fresh = new Set(rows.map((r) => `${r.mailbox_id}/${r.uid}`));
+  const known = new Map();
+  const asked = new Set();
+  const seeds = rows.flatMap((r) =>
+    idKeys({ messageId: r.message_id, inReplyTo: r.in_reply_to, refs: r.refs }),
+  );
+  await expandLinks(db, userId, seeds, known, asked);
+  // Messages without any id are found by their own row.
+  const missing = rows.filter((r) => !known.has(`${r.mailbox_id}/${r.uid}`));
+  if (missing.length) {
+    const r = await db.raw(
+      `SELECT ${THREAD_COLUMNS} FROM messages m
+         JOIN unnest(?::int[], ?::bigint[]) AS v(b, u) ON m.mailbox_id = v.b AND m.uid = v.u
+        WHERE m.user_id = ?`,
+      [missing.map((x) => x.mailbox_id), missing.map((x) => x.uid), userId],
+    );
+    for (const m of r.rows.map(threadMsg)) known.set(m.key, m);
+  }
+  const touched = new Set(known.keys());
+  // Base subjects whose root sets may change: the roots of the touched components after and
+  // before the new messages joined them.
+  const bases = new Set();
+  for (const c of linkComponents([...known.values()]).comps) bases.add(baseSubject(c.root.subject));
+  const before = [...known.values()].filter((m) => !fresh.has(m.key));
+  for (const c of linkComponents(before).comps) bases.add(baseSubject(c.root.subject));
+  bases.delete('');
+  if (bases.size) {
+    const subjectKeys = [...bases].map((b) => keyOf('s:', b));
+    for (const k of subjectKeys) asked.add(k.toString('hex'));
+    const others = (await messagesByKeys(db, userId, subjectKeys)).filter((m) => !known.has(m.key));
+    for (const m of others) known.set(m.key, m);
+    await expandLinks(db, userId, others.flatMap(idKeys), known, asked);
+  }
+  const closure = linkComponents([...known.values()])
+    .comps.filter(
+      (c) => c.members.some((m) => touched.has(m.key)) || bases.has(baseSubject(c.root.subject)),
+    )
+    .flatMap((c) => c.members);
+  const ids = threadIds(closure);
+  const changed = closure.filter((m) => m.old !== ids.get(m.key));
+  await writeThreadIds(store, db, userId, changed, ids);
+  return {
+    closure: closure.length,
+    assigned: changed.filter((m) => m.old == null).length,
+    merged: changed.filter((m) => m.old != null).length,
+  };
+}
+
+/**
+ * Writes changed thread ids. A first thread id (new mail) is not a change of the message: no
+ * modseq, no outbox row (the mirror holds no thread id). A merge changes an id clients may
+ * have seen: it is stamped with a new modseq and queued, like every change, under the
+ * mailbox row lock (mailboxes in id order).
+ */
+async function writeThreadIds(store, db, userId, changed, ids) {
+  const first = changed.filter((m) => m.old == null);
+  if (first.length) {
+    await db.raw(
+      `UPDATE messages m SET thread_id = v.t
+         FROM unnest(?::int[], ?::bigint[], ?::text[]) AS v(b, u, t)
+        WHERE m.user_id = ? AND m.mailbox_id = v.b AND m.uid = v.u`,
+      [
+        first.map((m) => m.mailboxId),
+        first.map((m) => m.uid),
+        first.map((m) => ids.get(m.key)),
+        userId,
+      ],
+    );
+  }
+  const byMailbox = new Map();
+  for (const m of changed.filter((x) => x.old != null)) {
+    if (!byMailbox.has(m.mailboxId)) byMailbox.set(m.mailboxId, []);
+    byMailbox.get(m.mailboxId).push(m);
+  }
+  for (const mailboxId of [...byMailbox.keys()].sort((a, b) => a - b)) {
+    const list = byMailbox.get(mailboxId);
+    const mb = await lockMailbox(db, userId, mailboxId);
+    const modseq = Number(mb.highestmodseq) + 1;
+    await db.raw(
+      `UPDATE messages m SET thread_id = v.t, modseq = ?
+         FROM unnest(?::bigint[], ?::text[]) AS v(u, t)
+        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.u`,
+      [modseq, list.map((m) => m.uid), list.map((m) => ids.get(m.key)), userId, mailboxId],
+    );
+    await recordChange(
+      store,
+      db,
+      userId,
+      mailboxId,
+      list.map((m) => m.uid),
+      modseq,
+    );
+  }
 }
 
 const threadOps = {
   /**
-   * (Re)computes the thread id of the user's messages; writes only the ones that changed.
-   * Run after an import (and after appends), over the whole user: replies may arrive before
-   * the message they answer, and then whole threads merge.
+   * (Re)computes the thread id of all the user's messages; writes only the ones that changed.
+   * A repair and the reference of the incremental stage: imports, appends and copies thread
+   * their own messages as they store them (threadBatch), reading only what those touch. This
+   * reads every live message of the user: memory grows with the user.
    * @param {number} userId
    * @returns {Promise<{messages: number, updated: number}>}
    */
@@ -264,4 +508,12 @@ const threadOps = {
   },
 };
 
-module.exports = { threadOps, threadIds, baseSubject };
+module.exports = {
+  threadOps,
+  threadIds,
+  baseSubject,
+  threadBatch,
+  writeThreadKeys,
+  lockThreads,
+  normId,
+};

@@ -22,7 +22,8 @@ const { coveredItem, headerFields, headerFieldsItem, metaFor } = require('./meta
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
 const META_CHUNK = 2000;
-const WRITE_BATCH = 500;
+// Bytes of FETCH responses per socket write on the kept-metadata path.
+const WRITE_BYTES = 256 * 1024;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 const cache = new StructureCache(20000);
 
@@ -211,6 +212,7 @@ async function runFetch(s, args, byUid) {
   const rawItems = items.filter((i) => NEEDS_RAW.has(i.name) || i.name === 'BODY[]');
   const caps = s.backend.capabilities;
   if (rawItems.length && rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) {
+    const w = new WireBuffer(WRITE_BYTES + 65536);
     for (let i = 0; i < targets.length; i += META_CHUNK) {
       const chunk = targets.slice(i, i + META_CHUNK);
       const metas = await metaFor(
@@ -221,24 +223,23 @@ async function runFetch(s, args, byUid) {
         { logger: s.log },
       );
       if (s.closed) return;
-      // Responses built as latin1 text (one char per byte) and written WRITE_BATCH at a time:
-      // a header scan's cost is per message, so no per-token Buffers and no write per message.
-      let out = '';
-      let n = 0;
-      const flush = async () => {
-        if (out) s.send(Buffer.from(out, 'latin1'));
-        out = '';
-        n = 0;
-        if (s.socket.writableNeedDrain) await s.drain();
-      };
+      // Responses written as latin1 text (one char per byte) straight into one buffer, sent
+      // WRITE_BYTES at a time: a header scan's cost is per message, so no per-token Buffers,
+      // no long concatenated string to flatten, and no write per message.
       for (const seq of chunk) {
         const uid = v.uidAt(seq);
         const meta = metas.get(uid);
         if (!meta) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-        out += `* ${seq} FETCH (${metaItemsText(ctx, uid, rows.get(uid), meta)})\r\n`;
-        if (++n >= WRITE_BATCH) await flush();
+        w.text(`* ${seq} FETCH (`);
+        metaItemsWrite(ctx, uid, rows.get(uid), meta, w);
+        w.text(')\r\n');
+        if (w.off >= WRITE_BYTES) {
+          s.send(w.take());
+          if (s.socket.writableNeedDrain) await s.drain();
+        }
       }
-      await flush();
+      if (w.off) s.send(w.take());
+      if (s.socket.writableNeedDrain) await s.drain();
     }
     return;
   }
@@ -266,20 +267,24 @@ async function runFetch(s, args, byUid) {
 }
 
 /**
- * The items of one FETCH response from a header row and kept metadata, as wire text: the same
- * bytes responseItems + responseLine write (test/meta.pg.test.js compares them), built with
- * string concatenation only.
+ * The items of one FETCH response from a header row and kept metadata, written as wire text:
+ * the same bytes responseItems + responseLine write (test/meta.pg.test.js compares them).
+ * @param {object} ctx
+ * @param {number} uid
+ * @param {object} row
+ * @param {object} meta
+ * @param {WireBuffer} w
  */
-function metaItemsText(ctx, uid, row, meta) {
-  let t = '';
+function metaItemsWrite(ctx, uid, row, meta, w) {
+  let sep = '';
   for (const it of ctx.items) {
     switch (it.name) {
       case 'UID':
-        t += ` UID ${uid}`;
+        w.text(`${sep}UID ${uid}`);
         break;
       case 'FLAGS':
-        if (it.implicit && !it.implicit.has(uid)) break;
-        t += ` FLAGS (${flagsText(row)})`;
+        if (it.implicit && !it.implicit.has(uid)) continue;
+        w.text(`${sep}FLAGS (${flagsText(row)})`);
         break;
       case 'INTERNALDATE':
         // A uid's INTERNALDATE never changes (RFC 3501 2.3.3): its text is memoised.
@@ -287,32 +292,67 @@ function metaItemsText(ctx, uid, row, meta) {
           meta.idate = imapDate(row.internalDate);
           meta.idateOf = row.internalDate;
         }
-        t += ` INTERNALDATE "${meta.idate}"`;
+        w.text(`${sep}INTERNALDATE "${meta.idate}"`);
         break;
       case 'RFC822.SIZE':
-        t += ` RFC822.SIZE ${Number(row.size)}`;
+        w.text(`${sep}RFC822.SIZE ${Number(row.size)}`);
         break;
       case 'MODSEQ':
-        t += ` MODSEQ (${Number(row.modseq)})`;
+        w.text(`${sep}MODSEQ (${Number(row.modseq)})`);
         break;
       case 'ENVELOPE':
-        t += ` ENVELOPE ${meta.envelope}`;
+        w.text(`${sep}ENVELOPE `);
+        w.text(meta.envelope);
         break;
       case 'BODYSTRUCTURE':
-        t += ` BODYSTRUCTURE ${meta.bodystructure}`;
+        w.text(`${sep}BODYSTRUCTURE `);
+        w.text(meta.bodystructure);
         break;
       case 'BODY':
-        t += ` BODY ${meta.body}`;
+        w.text(`${sep}BODY `);
+        w.text(meta.body);
         break;
       case 'BODY[]':
-        t += ` ${headerFieldsItem(meta, it)}`;
+        if (sep) w.text(sep);
+        w.text(headerFieldsItem(meta, it));
         break;
       /* istanbul ignore next: coveredItem admits nothing else */
       default:
-        break;
+        continue;
     }
+    sep = ' ';
   }
-  return t.slice(1);
+}
+
+/**
+ * A growable byte buffer of latin1 text (one char per byte): responses are copied into it
+ * and sent in large slices.
+ */
+class WireBuffer {
+  /** @param {number} size initial bytes */
+  constructor(size) {
+    this.size = size;
+    this.buf = Buffer.allocUnsafe(size);
+    this.off = 0;
+  }
+
+  /** @param {string} t latin1 text */
+  text(t) {
+    if (this.off + t.length > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.off + t.length));
+      this.buf.copy(next, 0, 0, this.off);
+      this.buf = next;
+    }
+    this.off += this.buf.latin1Write(t, this.off);
+  }
+
+  /** The bytes written so far; writing continues in a fresh buffer. */
+  take() {
+    const out = this.buf.subarray(0, this.off);
+    this.buf = Buffer.allocUnsafe(this.size);
+    this.off = 0;
+    return out;
+  }
 }
 
 /** FLAGS of a header row as wire text: flagsOf joined, without the intermediate arrays. */

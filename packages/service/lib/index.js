@@ -73,18 +73,21 @@ class MailService {
    * A backend for one user. pg/es need the user in the database (USER_NOT_FOUND); the legacy
    * kinds need the user's entry in $MAILGATE_HOME/legacy.json (LEGACY_NOT_CONFIGURED).
    * @param {'pg'|'es'|'mbox'|'maildir'|'imap'} kind
-   * @param {string} user user name
+   * @param {string|{id: number, name: string}} user user name, or the user an authentication
+   *   of this service just resolved (a token's or a login's `{id, name}`): no second lookup
    * @returns {Promise<MailBackend>}
    */
   async openBackend(kind, user) {
     if (!KINDS.includes(kind)) throw new errors.BACKEND_UNAVAILABLE(String(kind));
+    const known = user !== null && typeof user === 'object' && Number.isInteger(user.id);
+    const name = known ? user.name : user;
     if (kind === 'pg' || kind === 'es') {
-      const u = await this.store.getUser(user);
+      const u = known ? user : await this.store.getUser(name);
       const ctx = { store: this.store, user: { id: u.id, name: u.name }, purger: this.purger };
       if (kind === 'pg') return new PgBackend(ctx);
       return new EsBackend({ ...ctx, mirror: this.openMirror() });
     }
-    return new LegacyBackend(kind, legacy.openBackend(this.config.home, user, kind, this.config));
+    return new LegacyBackend(kind, legacy.openBackend(this.config.home, name, kind, this.config));
   }
 
   /**

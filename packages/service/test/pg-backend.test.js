@@ -36,6 +36,15 @@ describe('service: pg backend operations', () => {
     expect(be.kind).toBe('pg');
   });
 
+  test('a backend opened for an authenticated {id, name} is the one opened by name', async () => {
+    const u = await service.users.get('carol');
+    const byUser = await service.openBackend('pg', { id: u.id, name: u.name });
+    expect(await byUser.listMailboxes()).toEqual(await be.listMailboxes());
+    await expect(service.openBackend('pg', 'nobody-here')).rejects.toMatchObject({
+      code: 'USER_NOT_FOUND',
+    });
+  });
+
   test('append stores the exact bytes with flags and keywords split, uids ascending', async () => {
     const raw = msg({ subject: 'Appended one', body: 'unique-append-word\n' });
     const a = await be.append('INBOX', raw, {

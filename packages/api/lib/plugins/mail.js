@@ -56,7 +56,9 @@ async function mailPlugin(app, opts) {
     const k = kind || (req.query && req.query.backend) || 'pg';
     // Server-Timing names this kind (plugins/timing.js): the backend answering the request.
     req.backendKind = k;
-    return app.timed(req, () => service.openBackend(k, req.user.user));
+    // The token's user, as authentication just read it (no second lookup per request).
+    const user = { id: req.user.userId, name: req.user.user };
+    return app.timed(req, () => service.openBackend(k, user));
   });
 
   let esWorker = null;

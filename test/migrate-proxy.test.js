@@ -7,7 +7,9 @@
  * proxied; mail delivered to Dovecot and changes made through the proxy before cutover arrive
  * with the next `mailgate migrate`, which flips the route and closes the relayed session; the
  * same imapflow client then reconnects and sees the same UIDVALIDITY, UIDs, flags and bytes,
- * now served from PostgreSQL. Needs Dovecot and root (skips with a reason outside CI).
+ * now served from PostgreSQL. `migrate --on-login` runs the same migration in the background of
+ * a `mailgate imap` process at the user's first proxied login. Needs Dovecot and root (skips
+ * with a reason outside CI).
  */
 
 const fs = require('node:fs');
@@ -17,7 +19,8 @@ const { createMailService } = require('@mailgate/service');
 const { createImapServer } = require('@mailgate/imap');
 const dovecot = require('../scripts/dovecot/dovecot.js');
 const { skipNotice } = require('./support/skip');
-const { useCliSuite } = require('./support/db');
+const net = require('node:net');
+const { useCliSuite, spawnCli } = require('./support/db');
 const { msg } = require('./support/mail');
 
 const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
@@ -228,4 +231,88 @@ d('migration proxy and mailgate migrate on a real Dovecot', () => {
     expect((await upstreamSnapshot('INBOX')).msgs.find((m) => m.uid === 7).flags).toEqual([]);
     await client.logout();
   });
+
+  test('migrate --on-login: the first proxied login migrates in the background (mailgate imap)', async () => {
+    const qenv = { ...env(), QPW: PAT_PW };
+    expect(ctx.cli(['user', 'add', 'quinn', '--password-env', 'QPW'], { env: qenv }).code).toBe(0);
+    const add = ctx.cli(
+      [
+        'legacy',
+        'add-user',
+        'quinn',
+        '--imap-host',
+        inst.host,
+        '--imap-port',
+        String(inst.port),
+      ].concat(['--imap-login', inst.user, '--imap-password-env', 'UP_PW']),
+      { env: env() },
+    );
+    expect(add.code).toBe(0);
+    const armed = ctx.cli(['migrate', 'quinn', '--on-login', '--json'], { env: env() });
+    expect(armed.json).toEqual({
+      user: 'quinn',
+      route: 'proxy',
+      previousRoute: 'store',
+      onLogin: true,
+    });
+    const imapPort = await freePort();
+    const child = spawnCli(['imap'], {
+      url: ctx.db.url,
+      env: { ...env(), IMAP_PORT: String(imapPort), IMAP_IDLE_POLL_MS: '100' },
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    try {
+      await waitForPort(imapPort);
+      const q = () =>
+        flow({ host: '127.0.0.1', port: imapPort, auth: { user: 'quinn', pass: PAT_PW } });
+      const first = q();
+      const closed = new Promise((r) => first.once('close', r));
+      // The migration may finish (and close this relayed session) while imapflow still sets up.
+      await first.connect().catch(() => {});
+      await Promise.race([
+        closed,
+        new Promise((_, reject) => setTimeout(() => reject(new Error('no cutover')), 60000)),
+      ]);
+      const u = await ctx.db.knex('users').where({ name: 'quinn' }).first();
+      expect({ route: u.route, armed: u.migrate_on_login }).toEqual({
+        route: 'store',
+        armed: false,
+      });
+      const again = q();
+      await again.connect();
+      for (const box of ['INBOX', 'Archive']) {
+        expect(await snapshot(again, box)).toEqual(await upstreamSnapshot(box));
+      }
+      await again.logout();
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
 });
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port, ms = 30000) {
+  const t0 = Date.now();
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() - t0 > ms) throw new Error(`nothing listens on ${port}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

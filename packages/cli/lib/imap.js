@@ -5,6 +5,7 @@
  * HTTP API, sharing its mail service and failed-login limiter). Configuration from the
  * environment: IMAP_PORT (default 1143), IMAP_HOST (default HOST, else 127.0.0.1),
  * IMAP_TLS_CERT / IMAP_TLS_KEY (PEM files: STARTTLS, and implicit TLS on IMAP_TLS_PORT when set).
+ * Also the background migration of `mailgate migrate --on-login` (migrateOnLogin).
  */
 
 const fs = require('node:fs');
@@ -60,6 +61,7 @@ async function startImap(o) {
     logger: o.log.child({ component: 'imap' }),
     tls: s.tls,
     limits: s.idlePollMs ? { idlePollMs: s.idlePollMs } : {},
+    onProxiedLogin: migrateOnLogin(o),
   });
   const addresses = [];
   try {
@@ -77,6 +79,48 @@ async function startImap(o) {
     throw err;
   }
   return { server, addresses };
+}
+
+/**
+ * The hook of `mailgate migrate U --on-login`: at a proxied login of a user whose flag is set,
+ * this process takes the flag and runs the migration in the background (import, verify,
+ * cutover; @mailgate/importer migrateAccount). The outcome is logged; a failed migration arms
+ * the flag again so that a later login retries. The relayed session is closed at cutover like
+ * any other.
+ * @param {{service: object, log: import('pino').Logger, config: object}} o
+ * @returns {(user: string) => void}
+ */
+function migrateOnLogin(o) {
+  const running = new Set();
+  const log = o.log.child({ component: 'migrate' });
+  const run = async (user) => {
+    if (!(await o.service.users.claimMigrateOnLogin(user))) return;
+    log.info({ user }, 'migration started at login');
+    let ok = false;
+    try {
+      const importer = require('@mailgate/importer');
+      const r = await importer.migrateAccount({
+        store: o.service.store,
+        user,
+        imap: o.service.upstreamAccount(user),
+        workers: o.config.importWorkers,
+        batchSize: o.config.batchSize,
+        progress: false,
+        log,
+      });
+      ok = r.cutover;
+      if (!ok) log.warn({ user, verify: r.verify }, 'migration at login did not verify');
+    } finally {
+      if (!ok) await o.service.users.setMigrateOnLogin(user, true);
+    }
+  };
+  return (user) => {
+    if (running.has(user)) return;
+    running.add(user);
+    run(user)
+      .catch((err) => log.error({ user, err: err.message, code: err.code }, 'migration failed'))
+      .finally(() => running.delete(user));
+  };
 }
 
 module.exports = { startImap, imapSettings };

@@ -53,6 +53,13 @@ async function proxyLogin(s, user) {
   s.server.proxySessions.add(s);
   s.server.watchRoutes();
   s.log.info({ user, upstream: `${acct.host}:${acct.port}` }, 'imap login (proxied)');
+  if (s.server.onProxiedLogin) {
+    try {
+      s.server.onProxiedLogin(user);
+    } catch (err) {
+      s.log.error({ user, err: err.message }, 'imap proxy: login hook failed');
+    }
+  }
   return { code: up.capability ? `CAPABILITY ${up.capability}` : null, text: 'Logged in' };
 }
 

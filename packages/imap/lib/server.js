@@ -38,6 +38,8 @@ class ImapServer {
    * @param {{key: Buffer|string, cert: Buffer|string}|null} [opts.tls] enables STARTTLS
    * @param {string} [opts.backendKind] 'pg' unless a test says otherwise
    * @param {boolean} [opts.trustLoopback] plaintext LOGIN on loopback (default true)
+   * @param {(user: string) => void} [opts.onProxiedLogin] called after each login relayed to
+   *   the upstream server (`mailgate migrate --on-login` starts its background migration there)
    */
   constructor(opts) {
     this.service = opts.service;
@@ -60,6 +62,7 @@ class ImapServer {
     // Relayed sessions (proxy.js) and the timer that closes them once their user's route is
     // `store` again (cutover); it runs only while there are relayed sessions.
     this.proxySessions = new Set();
+    this.onProxiedLogin = opts.onProxiedLogin || null;
     this.routeTimer = null;
   }
 

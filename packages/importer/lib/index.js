@@ -7,6 +7,7 @@ const { exportMbox, exportMh, exportMaildir } = require('./export');
 const { verifySource } = require('./verify');
 const { listQuarantine } = require('./quarantine');
 const { verifyImap } = require('./imap-verify');
+const { migrateAccount } = require('./migrate');
 
 module.exports = {
   runImport,
@@ -18,4 +19,5 @@ module.exports = {
   verifySource,
   listQuarantine,
   verifyImap,
+  migrateAccount,
 };

@@ -80,6 +80,24 @@ function createUsers(store) {
     },
 
     /**
+     * Sets or clears "migrate in the background at the next proxied login".
+     * @param {string} name
+     * @param {boolean} on
+     */
+    async setMigrateOnLogin(name, on) {
+      return store.setMigrateOnLogin(name, on);
+    },
+
+    /**
+     * Takes that flag: true for exactly one caller while it is set.
+     * @param {string} name
+     * @returns {Promise<boolean>}
+     */
+    async claimMigrateOnLogin(name) {
+      return store.claimMigrateOnLogin(name);
+    },
+
+    /**
      * Which of these users are routed to `proxy` now (one query for many sessions).
      * @param {string[]} names
      * @returns {Promise<Set<string>>}

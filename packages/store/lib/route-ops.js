@@ -5,8 +5,9 @@ const { errors } = require('@mailgate/core');
 /*
  * The per-user IMAP route (`users.route`, migrations/20261123171500_user_route.js): `store` or
  * `proxy`. The IMAP server asks it at login and, for users it relays, again while their
- * sessions live (so a cutover closes them); `mailgate migrate` sets it. Added to PgStore's
- * prototype (index.js).
+ * sessions live (so a cutover closes them); `mailgate migrate` sets it. Also the flag of
+ * `mailgate migrate --on-login` (users.migrate_on_login). Added to PgStore's prototype
+ * (index.js).
  */
 
 const ROUTES = Object.freeze(['store', 'proxy']);
@@ -52,6 +53,33 @@ const routeOps = {
       .andWhere({ route: 'proxy' })
       .pluck('name');
     return new Set(rows);
+  },
+
+  /**
+   * Sets or clears "migrate at the next proxied login" (`mailgate migrate U --on-login`).
+   * @param {string} name
+   * @param {boolean} on
+   */
+  async setMigrateOnLogin(name, on) {
+    const n = await this.knex('users')
+      .where({ name })
+      .update({ migrate_on_login: Boolean(on) });
+    if (!n) throw new errors.USER_NOT_FOUND(name);
+  },
+
+  /**
+   * Takes the "migrate at login" flag: true for exactly one caller while it is set (the IMAP
+   * server process that then starts the migration).
+   * @param {string} name
+   * @returns {Promise<boolean>}
+   */
+  async claimMigrateOnLogin(name) {
+    const r = await this.knex.raw(
+      `UPDATE users SET migrate_on_login = false
+        WHERE name = ? AND migrate_on_login RETURNING id`,
+      [name],
+    );
+    return r.rows.length > 0;
   },
 };
 

@@ -6,21 +6,11 @@ const importer = require('@mailgate/importer');
 /*
  * `mailgate migrate U`: moves one account from its upstream IMAP server (`mailgate legacy
  * add-user U --imap-host …`) into the store while the user's IMAP clients keep working through
- * the migration proxy (route `proxy`, see packages/imap proxy.js):
- *   1. import: `import imap` with the account's settings — resumable, incremental (a re-run
- *      fetches only new mail and refreshes flags), keeping UIDVALIDITY and UIDs, and mirroring
- *      what the user deleted upstream since the last run;
- *   2. verify: per folder, every upstream message stored with its size, counts and bytes equal
- *      (if mail arrived meanwhile, one more import pass, then verify again);
- *   3. cutover: the route becomes `store`; every IMAP server closes the user's relayed
- *      sessions at its next route check (IMAP_IDLE_POLL_MS) and the clients reconnect to the
- *      store, with the UIDVALIDITY and UIDs they knew.
- * `--no-cutover` stops after 2 (a pre-copy while the user is still proxied). Nothing is
- * flipped unless every folder verifies.
+ * the migration proxy (route `proxy`, see packages/imap proxy.js): import, verify, cutover
+ * (@mailgate/importer migrateAccount). `--no-cutover` stops after verifying (a pre-copy while
+ * the user stays proxied); `--on-login` only arms the migration: the IMAP server starts it in
+ * the background at the user's next proxied login (../imap.js).
  */
-
-// Passes of import + verify before giving up (mail arriving during each pass).
-const MAX_PASSES = 3;
 
 /**
  * Registers `migrate`.
@@ -34,6 +24,10 @@ function register(program, ctx) {
       "import a user's upstream IMAP account, verify it, then switch the user's route from proxy to store",
     )
     .option('--no-cutover', 'import and verify only; leave the route as it is')
+    .option(
+      '--on-login',
+      'route the user to proxy and migrate in the background at their next IMAP login through mailgate',
+    )
     .option('--json', 'print one JSON result object on stdout')
     .option('--quiet', 'no progress output')
     .addHelpText(
@@ -47,6 +41,9 @@ for \`mailgate serve\`/\`mailgate imap\` (the proxy logs in upstream) and for th
 
 Re-running is safe: an interrupted migration resumes, a repeated one fetches only what is new.
 The route is switched only when every folder verifies (exit 1, VERIFY_FAILED, otherwise).
+With --on-login nothing is imported now: the user is routed to proxy, and the IMAP server
+(mailgate serve / mailgate imap, which needs VAR2 too) runs this migration in the background
+at their next login; it logs the outcome, and arms itself again if it fails.
 Result (--json): {user, route, previousRoute, cutover, passes, import: {messages, imported,
 duplicates, quarantined, bytes, seconds, warnings}, verify: {ok, mailboxes: [{folder, mailbox,
 uidValidity, uidsKept, upstream: {messages, bytes}, local: {messages, bytes}, missing,
@@ -57,9 +54,20 @@ differing, ok}]}, seconds}.`,
 
 async function migrate(ctx, user, o) {
   const started = Date.now();
-  const say = (line) => {
-    if (!o.quiet) process.stderr.write(`migrate ${user}: ${line}\n`);
-  };
+  if (o.onLogin) {
+    const r = await ctx.withService(async (service) => {
+      service.upstreamAccount(user); // LEGACY_NOT_CONFIGURED now, not at the user's login
+      const { previous } = await service.users.setRoute(user, 'proxy');
+      await service.users.setMigrateOnLogin(user, true);
+      return { user, route: 'proxy', previousRoute: previous, onLogin: true };
+    });
+    ctx.out(o.json, r, () =>
+      process.stderr.write(
+        `migrate ${user}: route proxy; the migration starts at the next IMAP login through mailgate\n`,
+      ),
+    );
+    return;
+  }
   const ac = new AbortController();
   const onSig = () => {
     if (ac.signal.aborted) process.exit(130);
@@ -71,71 +79,29 @@ async function migrate(ctx, user, o) {
   process.on('SIGINT', onSig);
   process.on('SIGTERM', onSig);
   try {
-    const result = await ctx.withService(async (service) => {
-      const u = await service.users.get(user);
-      const acct = service.upstreamAccount(user);
-      const previousRoute = await service.users.route(user);
-      const totals = {
-        messages: 0,
-        imported: 0,
-        duplicates: 0,
-        quarantined: 0,
-        bytes: 0,
-        seconds: 0,
-        warnings: [],
-      };
-      let verify = null;
-      let passes = 0;
-      while (passes < MAX_PASSES) {
-        passes++;
-        say(`pass ${passes}: importing from ${acct.host}:${acct.port} (route ${previousRoute})`);
-        const r = await importer.runImport({
-          store: service.store,
-          kind: 'imap',
-          paths: [],
-          user: u.name,
-          imap: acct,
-          mirrorExpunges: true,
-          workers: ctx.config.importWorkers,
-          batchSize: ctx.config.batchSize,
-          progress: !o.quiet,
-          signal: ac.signal,
-          log: ctx.log,
-        });
-        for (const k of ['messages', 'imported', 'duplicates', 'quarantined', 'bytes', 'seconds'])
-          totals[k] += r[k];
-        totals.warnings.push(...r.warnings);
-        if (r.interrupted) return { interrupted: true, previousRoute, totals, passes };
-        say(`pass ${passes}: ${r.imported} imported; verifying`);
-        verify = await importer.verifyImap({ store: service.store, userId: u.id, imap: acct });
-        if (verify.ok) break;
-      }
-      totals.seconds = Number(totals.seconds.toFixed(3));
-      let route = previousRoute;
-      if (verify.ok && o.cutover !== false) {
-        route = (await service.users.setRoute(user, 'store')).route;
-        say(
-          previousRoute === 'proxy'
-            ? 'route is now store; relayed IMAP sessions close at the next route check'
-            : 'route is store',
-        );
-      }
-      return {
+    const result = await ctx.withService(async (service) =>
+      importer.migrateAccount({
+        store: service.store,
         user,
-        route,
-        previousRoute,
-        cutover: verify.ok && o.cutover !== false,
-        passes,
-        import: totals,
-        verify,
-      };
-    });
+        imap: service.upstreamAccount(user),
+        cutover: o.cutover !== false,
+        workers: ctx.config.importWorkers,
+        batchSize: ctx.config.batchSize,
+        progress: !o.quiet,
+        signal: ac.signal,
+        say: (line) => {
+          if (!o.quiet) process.stderr.write(`migrate ${user}: ${line}\n`);
+        },
+        log: ctx.log,
+      }),
+    );
+    result.seconds = Number(((Date.now() - started) / 1000).toFixed(3));
     if (result.interrupted) {
-      ctx.out(o.json, { user, interrupted: true, import: result.totals }, () => {});
+      ctx.out(o.json, result, () => {});
       ctx.setExit(130);
       return;
     }
-    result.seconds = Number(((Date.now() - started) / 1000).toFixed(3));
+    delete result.interrupted;
     ctx.out(o.json, result, (x) => printReport(x));
     if (!result.verify.ok) {
       const bad = result.verify.mailboxes.filter((m) => !m.ok);

@@ -1,0 +1,105 @@
+'use strict';
+
+const { runImport } = require('./import');
+const { verifyImap } = require('./imap-verify');
+
+/*
+ * Moving one account from its upstream IMAP server into the store, for `mailgate migrate` and
+ * its background form at the first proxied login (`--on-login`):
+ *   1. import: `import imap` on the account — resumable, incremental (a re-run fetches only new
+ *      mail and refreshes flags), keeping UIDVALIDITY and UIDs, and mirroring what the user
+ *      deleted upstream (through the proxy) since the last run;
+ *   2. verify: per folder, every upstream message stored with its size, counts and bytes equal;
+ *      when mail arrived meanwhile, one more import pass, then verify again;
+ *   3. cutover: the user's route becomes `store` (IMAP servers then close their relayed
+ *      sessions). Never unless every folder verifies.
+ */
+
+// Passes of import + verify before giving up (mail arriving during each pass).
+const MAX_PASSES = 3;
+
+/**
+ * @param {object} opts
+ * @param {import('@mailgate/store').PgStore} opts.store
+ * @param {string} opts.user mailgate user (must exist)
+ * @param {{host: string, port: number, login: string, password: string, tls?: boolean}} opts.imap
+ *   the upstream account (service.upstreamAccount)
+ * @param {boolean} [opts.cutover] switch the route when verified (default true)
+ * @param {number} [opts.workers] parse workers
+ * @param {number} [opts.batchSize]
+ * @param {boolean} [opts.progress] progress on stderr
+ * @param {AbortSignal} [opts.signal] stops after the current batch (resumable)
+ * @param {(line: string) => void} [opts.say] one line per step
+ * @param {import('pino').Logger} [opts.log]
+ * @returns {Promise<{user: string, route: string, previousRoute: string, cutover: boolean,
+ *   passes: number, interrupted: boolean, import: object, verify: object|null}>}
+ */
+async function migrateAccount(opts) {
+  const { store, user, imap } = opts;
+  const say = opts.say || (() => {});
+  const u = await store.getUser(user);
+  const previousRoute = await store.getRoute(user);
+  const totals = {
+    messages: 0,
+    imported: 0,
+    duplicates: 0,
+    quarantined: 0,
+    bytes: 0,
+    seconds: 0,
+    warnings: [],
+  };
+  const result = {
+    user,
+    route: previousRoute,
+    previousRoute,
+    cutover: false,
+    passes: 0,
+    interrupted: false,
+    import: totals,
+    verify: null,
+  };
+  while (result.passes < MAX_PASSES) {
+    result.passes++;
+    say(`pass ${result.passes}: importing from ${imap.host}:${imap.port} (route ${previousRoute})`);
+    const r = await runImport({
+      store,
+      kind: 'imap',
+      paths: [],
+      user,
+      imap,
+      mirrorExpunges: true,
+      workers: opts.workers,
+      batchSize: opts.batchSize,
+      progress: opts.progress,
+      signal: opts.signal,
+      log: opts.log,
+    });
+    for (const k of ['messages', 'imported', 'duplicates', 'quarantined', 'bytes', 'seconds'])
+      totals[k] += r[k];
+    totals.warnings.push(...r.warnings);
+    if (r.interrupted) {
+      result.interrupted = true;
+      return result;
+    }
+    say(`pass ${result.passes}: ${r.imported} imported; verifying`);
+    result.verify = await verifyImap({ store, userId: u.id, imap });
+    if (result.verify.ok) break;
+  }
+  totals.seconds = Number(totals.seconds.toFixed(3));
+  if (result.verify.ok && opts.cutover !== false) {
+    result.route = (await store.setRoute(user, 'store')).route;
+    result.cutover = true;
+    say(
+      previousRoute === 'proxy'
+        ? 'route is now store; relayed IMAP sessions close at the next route check'
+        : 'route is store',
+    );
+  }
+  opts.log?.info(
+    { user, cutover: result.cutover, ok: result.verify.ok, imported: totals.imported },
+    'migrate',
+  );
+  return result;
+}
+
+module.exports = { migrateAccount };

@@ -160,14 +160,6 @@ function idKeys(m) {
   return m.idKeys;
 }
 
-/** Every thread key of a message: its link ids and its base subject. */
-function threadKeysOf(m) {
-  const keys = idKeys(m);
-  const base = baseSubject(m.subject);
-  if (base) keys.push(keyOf('s:', base));
-  return keys;
-}
-
 const THREAD_COLUMNS = `m.mailbox_id, m.uid, m.message_id, m.in_reply_to, m.refs, m.subject,
        coalesce(m.date, m.internal_date) AS d, m.thread_id`;
 
@@ -227,7 +219,8 @@ async function lockThreads(db, userId) {
 const THREAD_LOCK = 0x74687264;
 
 /**
- * Records the thread keys of messages just written (same transaction).
+ * Records the id keys of messages just written (same transaction); threadBatch adds the
+ * subject keys of those that are roots.
  * @param {{raw: Function}} db knex transaction or an adapter with knex's raw(sql, bindings)
  * @param {number} userId
  * @param {Array<{mailbox_id: number, uid: number, message_id?: string, in_reply_to?: string,
@@ -238,8 +231,11 @@ async function writeThreadKeys(db, userId, rows) {
   const boxes = [];
   const uids = [];
   for (const row of rows) {
-    const m = { messageId: row.message_id, inReplyTo: row.in_reply_to, refs: row.refs };
-    for (const k of threadKeysOf({ ...m, subject: row.subject })) {
+    for (const k of idKeys({
+      messageId: row.message_id,
+      inReplyTo: row.in_reply_to,
+      refs: row.refs,
+    })) {
       keys.push(k);
       boxes.push(row.mailbox_id);
       uids.push(row.uid);
@@ -303,6 +299,7 @@ async function threadBatch(store, db, userId, rows) {
       (c) => c.members.some((m) => touched.has(m.key)) || bases.has(baseSubject(c.root.subject)),
     )
     .flatMap((c) => c.members);
+  await writeRootKeys(db, userId, linkComponents([...touched].map((k) => known.get(k))), before);
   const ids = threadIds(closure);
   const changed = closure.filter((m) => m.old !== ids.get(m.key));
   await writeThreadIds(store, db, userId, changed, ids);
@@ -311,6 +308,54 @@ async function threadBatch(store, db, userId, rows) {
     assigned: changed.filter((m) => m.old == null).length,
     merged: changed.filter((m) => m.old != null).length,
   };
+}
+
+/**
+ * Keeps the subject keys on roots: after the batch, every link component's root holds the key
+ * of its base subject, so the subject step reads the root sets of a base subject, not every
+ * reply that shares it. A new message that is a root gets one; an old root that is no longer
+ * one loses it. (Keys on non-roots, as the migration wrote them, only make that read larger:
+ * components are filtered by their root.) A root left by an expunge gets its key when a later
+ * message touches its component.
+ * @param {{comps: Array<{root: object}>}} after the touched components, new messages in
+ * @param {object[]} before the touched old messages
+ */
+async function writeRootKeys(db, userId, after, before) {
+  const roots = new Set(after.comps.map((c) => c.root));
+  const gone = linkComponents(before)
+    .comps.map((c) => c.root)
+    .filter((m) => !roots.has(m));
+  // Every touched root, not only new messages: a root can also be a copy, or the next oldest
+  // after an expunge; the insert skips keys already there.
+  const rowsOf = (list) => {
+    const out = { keys: [], boxes: [], uids: [] };
+    for (const m of list) {
+      const base = baseSubject(m.subject);
+      if (!base) continue;
+      out.keys.push(keyOf('s:', base));
+      out.boxes.push(m.mailboxId);
+      out.uids.push(m.uid);
+    }
+    return out;
+  };
+  const del = rowsOf(gone);
+  if (del.keys.length) {
+    await db.raw(
+      `DELETE FROM thread_keys t USING unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
+        WHERE t.user_id = ? AND t.key = v.k AND t.mailbox_id = v.b AND t.uid = v.u`,
+      [del.keys, del.boxes, del.uids, userId],
+    );
+  }
+  const add = rowsOf([...roots]);
+  if (add.keys.length) {
+    await db.raw(
+      `INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
+       SELECT ?, v.k, v.b, v.u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
+        WHERE NOT EXISTS (SELECT 1 FROM thread_keys t WHERE t.user_id = ? AND t.key = v.k
+                             AND t.mailbox_id = v.b AND t.uid = v.u)`,
+      [userId, add.keys, add.boxes, add.uids, userId],
+    );
+  }
 }
 
 /**

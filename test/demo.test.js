@@ -15,6 +15,8 @@ test('demo imports the SpamAssassin sample, shows it, and is idempotent', () => 
   expect(first.stdout).toMatch(/INBOX\s+2500 messages/);
   expect(first.stdout).toMatch(/spam\s+500 messages/);
   expect(first.stdout).toMatch(/Imported 3000 new messages/);
+  // Without a terminal the demo does not serve, but says how to reach the page.
+  expect(first.stdout).toMatch(/webmail page[^\n]*http:\/\/127\.0\.0\.1:\d+\//);
   const hits = /Search "linux" in INBOX: (\d+) of 2500/.exec(first.stdout);
   expect(Number(hits[1])).toBeGreaterThan(0);
   // The printed commands work as printed.

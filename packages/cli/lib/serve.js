@@ -65,7 +65,9 @@ async function createToken(service, name, opts = {}) {
 async function serveDemo({ config, log, user, noServe }) {
   if (noServe || !process.stdout.isTTY) {
     process.stdout.write(
-      '\nThe HTTP API: `npx mailgate serve`, token: `npx mailgate token create ' + user + '`\n',
+      '\nThe webmail page and the HTTP API: run the demo on a terminal (it then serves both and ' +
+        `prints a one-time sign-in link), or \`npx mailgate serve\` and open ` +
+        `http://${config.host}:${config.port}/ (API token: \`npx mailgate token create ${user}\`)\n`,
     );
     return false;
   }

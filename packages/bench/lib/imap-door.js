@@ -139,6 +139,7 @@ function imapDoorBackend(server, ctx = {}) {
       return { ms: a.ms, count: a.exists() };
     },
     async ready() {
+      if (server.settle) await server.settle();
       await mapKeys();
     },
     async headers(variant = 'headers') {

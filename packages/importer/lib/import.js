@@ -88,11 +88,29 @@ async function importPlan(run, plan) {
   t = run.clock();
   await writer.drain();
   t = run.lap('drainMs', t);
+  await raiseKeptUidNexts(run);
   await store.cleanGinPending(user.id);
   t = run.lap('ginMergeMs', t);
   await store.analyzeUser(user.id);
   run.lap('analyzeMs', t);
   await store.finishJob(job.id, { messages: position.lastIndex + 1 });
+}
+
+/**
+ * Once a source is read to its end: every mailbox still numbered as the source gets the
+ * source's UIDNEXT (never below it), so uids the source handed out to messages since expunged
+ * are not handed out again (the store's kept-uids.js; RFC 3501 2.3.1.1).
+ */
+async function raiseKeptUidNexts(run) {
+  for (const [mailbox, n] of run.sourceNumbering) {
+    await run.store.raiseKeptUidNext(
+      run.user.id,
+      await run.mailboxId(mailbox),
+      Number(n.uidValidity),
+      Number(n.uidNext),
+    );
+  }
+  run.sourceNumbering.clear();
 }
 
 /**
@@ -110,6 +128,9 @@ async function* splitEntries(run, items, resumeAt, position) {
     if (it.dup == null) it.dup = seen;
     occurrences.set(occKey, seen + 1);
     run.count(it.mailbox, raw.length);
+    if (it.uidValidity != null && it.uidNext != null) {
+      run.sourceNumbering.set(it.mailbox, { uidValidity: it.uidValidity, uidNext: it.uidNext });
+    }
     position.lastIndex = it.index;
     if (it.index < resumeAt) {
       run.report.duplicates++;
@@ -260,6 +281,7 @@ class ImportRun {
     this.perMailbox = new Map();
     this.mailboxIds = new Map();
     this.uidsNotKept = new Set();
+    this.sourceNumbering = new Map(); // mailbox → the source's {uidValidity, uidNext}
     this.onSkip = (p, reason) => {
       this.report.skipped++;
       if (this.report.skippedFiles.length < REPORT_LIST_LIMIT)

@@ -22,9 +22,10 @@
  * @param {number} mailboxId
  * @param {Array<{uid?: number|null, uidValidity?: number|null, uidNext?: number|null}>} fresh
  *   the batch's new messages of this mailbox, in source order
- * @returns {Promise<{keep: boolean, floor: number}|null>} null when no message names a
- *   UIDVALIDITY; keep: the messages with a uid take it (false: the mailbox's UIDVALIDITY is not
- *   the source's, or no longer); floor: the lowest uid allocation may hand out
+ * @returns {Promise<{keep: boolean, next?: number, allocFrom?: number}|null>} null when no
+ *   message names a UIDVALIDITY; keep: the messages with a uid take it (false: the mailbox's
+ *   UIDVALIDITY is not the source's, or no longer); next: UIDNEXT once they are stored (0: no
+ *   kept uid); allocFrom: the lowest uid allocation may hand out
  */
 async function planKeptUids(knex, userId, mailboxId, fresh) {
   const first = fresh.find((it) => it.uidValidity != null);
@@ -40,7 +41,7 @@ async function planKeptUids(knex, userId, mailboxId, fresh) {
   const mb = await knex('mailboxes')
     .where({ id: mailboxId, user_id: userId })
     .first('uidvalidity', 'uidnext');
-  if (Number(mb.uidvalidity) !== validity) return { keep: false, floor: 0 };
+  if (Number(mb.uidvalidity) !== validity) return { keep: false };
   const given = fresh.filter((it) => it.uid != null).map((it) => Number(it.uid));
   let ok = true;
   let prev = Number(mb.uidnext) - 1;
@@ -57,11 +58,16 @@ async function planKeptUids(knex, userId, mailboxId, fresh) {
         WHERE id = ? AND user_id = ? AND uidvalidity = ?`,
       [mailboxId, userId, validity],
     );
-    return { keep: false, floor: 0 };
+    return { keep: false };
   }
-  let floor = given.length ? given[given.length - 1] + 1 : 0;
-  for (const it of fresh) if (it.uidNext != null) floor = Math.max(floor, Number(it.uidNext));
-  return { keep: true, floor };
+  // UIDNEXT passes the kept uids when they commit, and no further: the batches after this one
+  // (loading now, or after a resume) still hold higher source uids. The source's own UIDNEXT
+  // bounds only allocation here, and is applied once the source is read (raiseKeptUidNext).
+  const next = given.length ? given[given.length - 1] + 1 : 0;
+  let allocFrom = next;
+  for (const it of fresh)
+    if (it.uidNext != null) allocFrom = Math.max(allocFrom, Number(it.uidNext));
+  return { keep: true, next, allocFrom };
 }
 
 module.exports = { planKeptUids };

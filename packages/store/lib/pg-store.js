@@ -353,10 +353,10 @@ class PgStore {
         await this.knex.raw(
           `UPDATE mailboxes SET uidnext = GREATEST(uidnext, ?) + ?, highestmodseq = highestmodseq + 1
             WHERE id = ? AND user_id = ? RETURNING uidnext - ? AS first, highestmodseq`,
-          [keep && nAlloc ? kept.floor : 0, nAlloc, mailboxId, userId, nAlloc],
+          [keep && nAlloc ? kept.allocFrom : 0, nAlloc, mailboxId, userId, nAlloc],
         )
       ).rows[0];
-      if (keep) plan.uidFloors.set(mailboxId, kept.floor);
+      if (keep && kept.next) plan.uidFloors.set(mailboxId, kept.next);
       let next = Number(alloc.first);
       const modseq = Number(alloc.highestmodseq);
       for (const it of fresh) {
@@ -405,14 +405,6 @@ class PgStore {
       // with its rows, so a resumed import redoes exactly what was lost. Saves an fsync wait
       // per batch.
       await client.query('SET LOCAL synchronous_commit = off');
-      for (const [mailboxId, floor] of plan.uidFloors || []) {
-        // Kept uids: UIDNEXT passes them with the rows, so a failed batch leaves it where it
-        // was and a resumed import can still keep them (kept-uids.js).
-        await client.query(
-          'UPDATE mailboxes SET uidnext = GREATEST(uidnext, $1) WHERE id = $2 AND user_id = $3',
-          [floor, mailboxId, userId],
-        );
-      }
       const timings = { copyMs: 0, sourcesMs: 0, outboxMs: 0, waitMs: 0, threadMs: 0, commitMs: 0 };
       let t = process.hrtime.bigint();
       const lap = (name) => {
@@ -454,6 +446,16 @@ class PgStore {
       await threads.lockThreads(db, userId);
       const threaded = await threads.threadBatch(this, db, userId, plan.msgRows);
       lap('threadMs');
+      for (const [mailboxId, next] of plan.uidFloors || []) {
+        // Kept uids: UIDNEXT passes them with the rows, so a failed batch leaves it where it
+        // was and a resumed import can still keep them (kept-uids.js). Last, after the previous
+        // batch committed: the mailbox row lock is not held while waiting for it (whose thread
+        // stage may need that row).
+        await client.query(
+          'UPDATE mailboxes SET uidnext = GREATEST(uidnext, $1) WHERE id = $2 AND user_id = $3',
+          [next, mailboxId, userId],
+        );
+      }
       if (batch.jobId) {
         await client.query(
           'UPDATE import_jobs SET checkpoint = $1, updated_at = now() WHERE id = $2',

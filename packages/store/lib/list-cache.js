@@ -24,8 +24,10 @@
  * This module runs SQL, so it lives in the store (the only SQL owner).
  */
 
-// NDJSON chunks are about this many characters (~1 MB): few socket writes, bounded memory.
-const CHUNK_CHARS = 1 << 20;
+// NDJSON chunks are about this many characters (64 KB). The API cuts a stream whose socket
+// has not drained for its stall timeout (api streams.js), and one chunk must drain well within
+// it for a slow but reading client: 64 KB at 6.4 KB/s takes 10 s, 1 MB would need 100 KB/s.
+const CHUNK_CHARS = 1 << 16;
 // Bytes of whole NDJSON bodies kept (ndjsonChunks): two mailboxes of ~21,000 rows.
 const BODY_BYTES = 48 * 1024 * 1024;
 
@@ -51,7 +53,7 @@ class ListCache {
     // message changes, so a line never goes stale; it is collected with its row, which bounds
     // it by the row budget above (a line is about the size of its row).
     this.lines = new WeakMap();
-    // Whole NDJSON bodies of recently streamed mailboxes, as sent (Buffers of ~1 MB), kept
+    // Whole NDJSON bodies of recently streamed mailboxes, as sent (Buffers of ~64 KB), kept
     // while their row list is current: a repeat stream is only socket writes. Bounded by
     // BODY_BYTES over all mailboxes, least recently streamed dropped first.
     this.bodies = new Map(); // key -> {list, desc, chunks, bytes}

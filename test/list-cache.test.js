@@ -138,6 +138,11 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
       const b = await plain.scanPage(user.id, mailboxId, { limit: 7, withTotal: true });
       // uid order: the cursor needs only the uid (the SQL path also fills in the date)
       expect([a.rows, a.total, a.next.uid]).toEqual([b.rows, b.total, b.next.uid]);
+      // date order: rows by SQL, the total from the cached list when it is of the same modseq
+      const da = { limit: 7, order: 'date', desc: true, withTotal: true };
+      const c = await cached.scanPage(user.id, mailboxId, da);
+      const d = await plain.scanPage(user.id, mailboxId, da);
+      expect([c.rows, c.total, c.next]).toEqual([d.rows, d.total, d.next]);
       expect(await cached.countMessages(user.id, mailboxId)).toEqual(
         await plain.countMessages(user.id, mailboxId),
       );

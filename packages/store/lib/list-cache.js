@@ -70,6 +70,16 @@ class ListCache {
   }
 
   /**
+   * The cached rows when they are exactly those of `modseq` (the caller read the mailbox's
+   * HIGHESTMODSEQ in its own statement), else null. Reads nothing.
+   * @returns {ReadonlyArray<object>|null}
+   */
+  current(userId, mailboxId, modseq) {
+    const e = this.entries.get(`${userId}:${mailboxId}`);
+    return e && e.modseq === modseq ? e.list : null;
+  }
+
+  /**
    * Loads a mailbox into the cache in the background (once at a time per mailbox), so that a
    * small page does not wait for the whole mailbox: the first page of a webmail list is read
    * by SQL while the cache fills for the next request.

@@ -79,6 +79,17 @@ const mailOps = {
       if (!list) return { rows: [], next: null, total: 0 };
       return { ...pageFromList(list, opts), total: list.length };
     }
+    if (this.listCache && this.listCache.has(userId, mailboxId)) {
+      // Date order with the mailbox cached: the page by SQL, which also reads the mailbox's
+      // HIGHESTMODSEQ in the same snapshot; when the cached list is of that modseq, its length
+      // is the exact total (one round trip, no count).
+      const page = await this.pageOnly(userId, mailboxId, { ...opts, withModseq: true });
+      const list =
+        page.modseq == null ? null : this.listCache.current(userId, mailboxId, page.modseq);
+      if (list) return { rows: page.rows, next: page.next, total: list.length };
+      const { total } = await this.countMessages(userId, mailboxId);
+      return { rows: page.rows, next: page.next, total };
+    }
     // Two independent reads: side by side, the page costs the slower one, not the sum.
     const [{ total }, page] = await Promise.all([
       this.countMessages(userId, mailboxId),
@@ -99,8 +110,12 @@ const mailOps = {
       return pageFromList(list, opts);
     }
     const k = keyset(opts);
+    // withModseq: the mailbox's HIGHESTMODSEQ read by the same statement (same snapshot).
+    const modseqCol = opts.withModseq
+      ? ', (SELECT b.highestmodseq FROM mailboxes b WHERE b.id = m.mailbox_id AND b.user_id = m.user_id) AS mb_modseq'
+      : '';
     const r = await this.knex.raw(
-      `SELECT ${HEADER_COLUMNS}, ${SORT_DATE_TEXT} AS sort_date FROM messages m
+      `SELECT ${HEADER_COLUMNS}, ${SORT_DATE_TEXT} AS sort_date${modseqCol} FROM messages m
         WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ${k.where}
         ORDER BY ${k.orderBy} LIMIT ?`,
       [userId, mailboxId, ...k.bindings, opts.limit + 1],
@@ -111,6 +126,7 @@ const mailOps = {
     return {
       rows: rows.map(headerRow),
       next: more ? { uid: Number(last.uid), date: last.sort_date } : null,
+      ...(opts.withModseq && r.rows.length ? { modseq: Number(r.rows[0].mb_modseq) } : {}),
     };
   },
 

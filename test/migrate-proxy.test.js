@@ -116,7 +116,15 @@ d('migration proxy and mailgate migrate on a real Dovecot', () => {
     await service.users.create('pat', { password: PAT_PW });
     server = createImapServer({ service, limits: { idlePollMs: 100 } });
     ({ port } = await server.listen({ port: 0, host: '127.0.0.1' }));
-    const add = ctx.cli(
+    const route = ctx.cli(['user', 'route', 'pat', 'proxy', '--json'], { env: env() });
+    expect(route.json).toEqual({ user: 'pat', route: 'proxy', previous: 'store' });
+  }, 120000);
+
+  let client;
+  let before;
+
+  const addUpstream = (...security) =>
+    ctx.cli(
       [
         'legacy',
         'add-user',
@@ -129,17 +137,36 @@ d('migration proxy and mailgate migrate on a real Dovecot', () => {
         inst.user,
         '--imap-password-env',
         'UP_PW',
+        ...security,
         '--json',
       ],
       { env: env() },
     );
-    expect(add.code).toBe(0);
-    const route = ctx.cli(['user', 'route', 'pat', 'proxy', '--json'], { env: env() });
-    expect(route.json).toEqual({ user: 'pat', route: 'proxy', previous: 'store' });
-  }, 120000);
 
-  let client;
-  let before;
+  test('STARTTLS is required by default: no plaintext login to a Dovecot without TLS', async () => {
+    const add = addUpstream();
+    expect(add.code).toBe(0);
+    expect(add.json.imap).toMatchObject({ security: 'starttls' });
+    // The proxy: mailgate's password is right, but the upstream offers no STARTTLS.
+    const c = viaMailgate();
+    await expect(c.connect()).rejects.toMatchObject({ serverResponseCode: 'UNAVAILABLE' });
+    c.close();
+    expect(server.proxySessions.size).toBe(0);
+    // The import and verify of `migrate` (legacy connect): a coded error, nothing imported.
+    const r = migrate('--no-cutover');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/^UPSTREAM_TLS_REQUIRED: /m);
+    expect(r.stderr).not.toContain(inst.password);
+    const count = await ctx.db.knex.raw(
+      `SELECT count(*)::int AS n FROM messages m JOIN users u ON u.id = m.user_id WHERE u.name = 'pat'`,
+    );
+    expect(count.rows[0].n).toBe(0);
+    // Plaintext only by explicit choice.
+    const plain = addUpstream('--imap-plaintext');
+    expect(plain.code).toBe(0);
+    expect(plain.json.imap).toMatchObject({ security: 'plaintext' });
+    expect(plain.json.imap).not.toHaveProperty('tls');
+  });
 
   test('a proxied user is authenticated by mailgate and relayed to Dovecot, IDLE included', async () => {
     // mailgate's password decides, not the upstream one.
@@ -244,7 +271,7 @@ d('migration proxy and mailgate migrate on a real Dovecot', () => {
         inst.host,
         '--imap-port',
         String(inst.port),
-      ].concat(['--imap-login', inst.user, '--imap-password-env', 'UP_PW']),
+      ].concat(['--imap-login', inst.user, '--imap-password-env', 'UP_PW', '--imap-plaintext']),
       { env: env() },
     );
     expect(add.code).toBe(0);

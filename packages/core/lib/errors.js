@@ -64,6 +64,14 @@ const defs = {
     400,
   ],
   UPSTREAM_IMAP_FAILED: ['Upstream IMAP server %s: %s', 502],
+  UPSTREAM_TLS_REQUIRED: [
+    'Upstream IMAP server %s does not offer STARTTLS; use implicit TLS (--imap-tls) or allow plaintext explicitly (--imap-plaintext)',
+    502,
+  ],
+  MAILBOX_MIGRATING: [
+    'The account of %s is being migrated; changes are refused until the migration completes',
+    409,
+  ],
 };
 
 const errors = {};

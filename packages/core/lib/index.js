@@ -9,6 +9,7 @@ const { createProgress } = require('./progress');
 const { hashPassword, verifyPassword } = require('./passwords');
 const { LoginLimiter, LOGIN_LIMIT_DEFAULTS } = require('./login-limiter');
 const { onShutdown } = require('./shutdown');
+const { upstreamSecurity, UPSTREAM_SECURITY } = require('./upstream-security');
 
 module.exports = {
   loadConfig,
@@ -24,4 +25,6 @@ module.exports = {
   LoginLimiter,
   LOGIN_LIMIT_DEFAULTS,
   onShutdown,
+  upstreamSecurity,
+  UPSTREAM_SECURITY,
 };

@@ -46,7 +46,7 @@ function mailboxForFolder(box) {
 /**
  * Plans of an IMAP import: `{source, mailboxKey, totalCount, items}` per folder, as
  * planSources() yields for files.
- * @param {object} opts runImport options: imap {host, port, login, passwordEnv|password, tls}, store, userId, log, progress
+ * @param {object} opts runImport options: imap {host, port, login, passwordEnv|password, security}, store, userId, log, progress
  */
 async function* imapPlans(opts) {
   const { store, userId } = opts;

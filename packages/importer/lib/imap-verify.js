@@ -15,7 +15,7 @@ const { mailboxForFolder } = require('./imap-source');
  * @param {object} opts
  * @param {import('@mailgate/store').PgStore} opts.store
  * @param {number} opts.userId
- * @param {{host: string, port: number, login: string, passwordEnv?: string, password?: string, tls?: boolean}} opts.imap
+ * @param {{host: string, port: number, login: string, passwordEnv?: string, password?: string, security?: string}} opts.imap
  * @returns {Promise<{ok: boolean, mailboxes: Array<{folder: string, mailbox: string,
  *   uidValidity: number, upstream: {messages: number, bytes: number},
  *   local: {messages: number, bytes: number}, missing: number, differing: number,

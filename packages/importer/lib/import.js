@@ -32,7 +32,7 @@ const REPORT_LIST_LIMIT = 100;
  * @param {object} opts
  * @param {import('@mailgate/store').PgStore} opts.store
  * @param {'mbox'|'maildir'|'mh'|'imap'} opts.kind
- * @param {object} [opts.imap] imap only: {host, port, login, passwordEnv, tls} (see imap-source.js)
+ * @param {object} [opts.imap] imap only: {host, port, login, passwordEnv, security} (see imap-source.js)
  * @param {boolean} [opts.mirrorExpunges] imap only: expunge imported messages gone upstream
  *   (`mailgate migrate`)
  * @param {string[]} opts.paths files (mbox) or one directory (maildir, mh)

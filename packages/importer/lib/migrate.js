@@ -22,7 +22,7 @@ const MAX_PASSES = 3;
  * @param {object} opts
  * @param {import('@mailgate/store').PgStore} opts.store
  * @param {string} opts.user mailgate user (must exist)
- * @param {{host: string, port: number, login: string, password: string, tls?: boolean}} opts.imap
+ * @param {{host: string, port: number, login: string, password: string, security?: string}} opts.imap
  *   the upstream account (service.upstreamAccount)
  * @param {boolean} [opts.cutover] switch the route when verified (default true)
  * @param {number} [opts.workers] parse workers

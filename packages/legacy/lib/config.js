@@ -9,7 +9,9 @@ const { errors } = require('@mailgate/core');
  * `mailgate legacy add-user` (mode 0600):
  *   { "users": { "alice": { "mboxDir": "/var/mail/alice", "maildir": "/home/alice/Maildir",
  *       "imap": { "host": "127.0.0.1", "port": 143, "login": "alice", "passwordEnv": "ALICE_PW",
- *                 "tls": false } } } }
+ *                 "security": "starttls" } } } }
+ * security: tls | starttls (the default, required) | plaintext (upstreamSecurity of
+ * @mailgate/core; entries from before the setting hold `tls: true|false`, still honoured).
  * The file never holds an IMAP password, only the name of the environment variable that does:
  * secrets stay out of MAILGATE_HOME, and nothing here can log them.
  */

@@ -1,7 +1,7 @@
 'use strict';
 
 const { ImapFlow } = require('imapflow');
-const { errors } = require('@mailgate/core');
+const { errors, upstreamSecurity } = require('@mailgate/core');
 const { compileImap, compilePredicate } = require('@mailgate/query');
 const { parseMessage } = require('@mailgate/mime');
 const { headerRowFromParsed, splitFlags } = require('@mailgate/store');
@@ -22,7 +22,8 @@ const HEADER_FIELDS = ['from', 'to', 'cc', 'subject', 'date', 'message-id'];
 /**
  * Account settings → imapflow options. The password comes from the named environment
  * variable at connect time; it is never stored or logged (imapflow logging is off).
- * @param {{host: string, port: number, login: string, passwordEnv?: string, password?: string, tls?: boolean}} acct
+ * @param {{host: string, port: number, login: string, passwordEnv?: string, password?: string, security?: string, tls?: boolean}} acct
+ *   security: see upstreamSecurity (@mailgate/core)
  */
 function flowOptions(acct) {
   const pass = acct.password ?? (acct.passwordEnv ? process.env[acct.passwordEnv] : undefined);
@@ -31,12 +32,13 @@ function flowOptions(acct) {
       `environment variable ${acct.passwordEnv || '(none)'} with the IMAP password is not set`,
     );
   }
+  const security = upstreamSecurity(acct);
   return {
     host: acct.host,
     port: Number(acct.port),
-    secure: acct.tls === true,
-    // Plain IMAP on loopback is what the tests use; STARTTLS is still taken when offered.
-    doSTARTTLS: acct.tls === false ? false : undefined,
+    secure: security === 'tls',
+    // imapflow: doSTARTTLS true = STARTTLS required (no plaintext fallback), false = never.
+    doSTARTTLS: security === 'tls' ? undefined : security === 'starttls',
     auth: { user: acct.login, pass },
     logger: false,
     emitLogs: false,
@@ -56,6 +58,13 @@ async function connect(acct) {
   try {
     await client.connect();
   } catch (err) {
+    // A failed connect may leave imapflow's socket open (it would keep a CLI process alive).
+    client.close();
+    // imapflow's error for a STARTTLS that is required (doSTARTTLS: true) but not offered or
+    // refused; a failed handshake (certificate) stays UPSTREAM_IMAP_FAILED.
+    if (err.tlsFailed && /does not support STARTTLS/i.test(err.message || '')) {
+      throw new errors.UPSTREAM_TLS_REQUIRED(`${acct.host}:${acct.port}`);
+    }
     throw new errors.UPSTREAM_IMAP_FAILED(
       `${acct.host}:${acct.port}`,
       err.authenticationFailed ? 'login failed' : err.code || err.message,
@@ -187,7 +196,7 @@ function unixSize(buf) {
 }
 
 class ImapBackend {
-  /** @param {object} acct {host, port, login, passwordEnv|password, tls} @param {{poolSize?: number}} [opts] */
+  /** @param {object} acct {host, port, login, passwordEnv|password, security} @param {{poolSize?: number}} [opts] */
   constructor(acct, opts = {}) {
     this.pool = new ImapPool(acct, { size: opts.poolSize });
   }

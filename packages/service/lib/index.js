@@ -8,7 +8,13 @@
  * is the authoritative interface.
  */
 
-const { loadConfig, openDatabase, createLogger, errors } = require('@mailgate/core');
+const {
+  loadConfig,
+  openDatabase,
+  createLogger,
+  errors,
+  upstreamSecurity,
+} = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
 const legacy = require('@mailgate/legacy');
 const { MailBackend, OPERATIONS, READ_WRITE } = require('./backend');
@@ -95,7 +101,8 @@ class MailService {
    * password read from the named environment variable: what the IMAP server's migration proxy
    * logs in with. LEGACY_NOT_CONFIGURED without an entry; USAGE when the variable is unset.
    * @param {string} user
-   * @returns {{host: string, port: number, login: string, password: string, tls?: boolean}}
+   * @returns {{host: string, port: number, login: string, password: string, security: 'tls'|'starttls'|'plaintext'}}
+   *   security: upstreamSecurity of @mailgate/core (an entry without a setting is `starttls`)
    */
   upstreamAccount(user) {
     const a = legacy.userEntry(this.config.home, user, 'imap').imap;
@@ -105,7 +112,8 @@ class MailService {
         `environment variable ${a.passwordEnv || '(none)'} with the IMAP password is not set`,
       );
     }
-    return { host: a.host, port: Number(a.port), login: a.login, password, tls: a.tls };
+    const security = upstreamSecurity(a);
+    return { host: a.host, port: Number(a.port), login: a.login, password, security };
   }
 
   /**

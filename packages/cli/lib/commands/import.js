@@ -60,13 +60,14 @@ function register(program, ctx) {
         '--password-env <var>',
         'environment variable holding the password (never on the command line)',
       )
-      .option('--tls', 'implicit TLS (IMAPS)')
-      .option('--no-tls', 'plain connection (STARTTLS not attempted)'),
+      .option('--tls', 'implicit TLS (IMAPS); default: STARTTLS, required')
+      .option('--no-tls', 'plaintext connection (explicit opt-in; STARTTLS not attempted)'),
   ).action((o) => {
     if (process.env[o.passwordEnv] == null)
       throw new errors.USAGE(`import imap: environment variable ${o.passwordEnv} is not set`);
     const imap = { host: o.host, port: o.port, login: o.login, passwordEnv: o.passwordEnv };
-    if (o.tls !== undefined) imap.tls = o.tls;
+    // Neither flag: STARTTLS, required (upstreamSecurity in @mailgate/core).
+    if (o.tls !== undefined) imap.security = o.tls ? 'tls' : 'plaintext';
     return runImportCommand(ctx, 'imap', [], { ...o, imap });
   });
 }

@@ -24,10 +24,18 @@ function register(program, ctx) {
     .option('--imap-port <port>', 'upstream IMAP port', (v) => Number(v))
     .option('--imap-login <login>')
     .option('--imap-password-env <var>', 'environment variable holding the upstream password')
-    .option('--imap-tls', 'implicit TLS to the upstream server')
+    .option('--imap-tls', 'implicit TLS to the upstream server (IMAPS, default port 993)')
+    .option(
+      '--imap-plaintext',
+      'no TLS at all (default: STARTTLS, required); only for a trusted network such as loopback',
+    )
     .option('--json', 'print one JSON result object on stdout')
     .action((user, o) => {
       const entry = { mboxDir: o.mboxDir, maildir: o.maildir };
+      if (o.imapTls && o.imapPlaintext)
+        throw new errors.USAGE(
+          'legacy add-user: --imap-tls and --imap-plaintext exclude each other',
+        );
       if (o.imapHost) {
         if (!o.imapLogin || !o.imapPasswordEnv)
           throw new errors.USAGE(
@@ -38,7 +46,9 @@ function register(program, ctx) {
           port: o.imapPort || (o.imapTls ? 993 : 143),
           login: o.imapLogin,
           passwordEnv: o.imapPasswordEnv,
-          tls: Boolean(o.imapTls),
+          security: o.imapTls ? 'tls' : o.imapPlaintext ? 'plaintext' : 'starttls',
+          // The boolean of older entries would otherwise outlive the new setting.
+          tls: undefined,
         };
       }
       if (!entry.mboxDir && !entry.maildir && !entry.imap)

@@ -24,6 +24,18 @@ async function authenticate(s, user, password) {
     throw no('Authentication failed', 'AUTHENTICATIONFAILED');
   }
   if (!s.server.claimUser(s, user)) throw no('Too many connections for this user', 'LIMIT');
+  try {
+    return await open(s, user);
+  } catch (err) {
+    // The session stays unauthenticated and may LOGIN again: the slot goes back now, or a
+    // client retrying against an unavailable upstream would lock its user out.
+    s.server.releaseUser(s);
+    throw err;
+  }
+}
+
+/** After the slot is held: the user's backend, or the proxy for a user routed to `proxy`. */
+async function open(s, user) {
   // A user being moved is relayed to their upstream account (proxy.js), after the same checks.
   if ((await s.server.routeOf(user)) === 'proxy') return proxyLogin(s, user);
   const be = await s.server.service.openBackend(s.server.backendKind, user);

@@ -13,9 +13,17 @@
 
 const net = require('node:net');
 const tls = require('node:tls');
+const { errors, upstreamSecurity } = require('@mailgate/core');
 const { no } = require('./errors');
 
+// One deadline for the whole upstream login (connect, greeting, STARTTLS, LOGIN, CAPABILITY):
+// an upstream trickling lines cannot extend it.
 const CONNECT_TIMEOUT_MS = 15000;
+// When one side of a relay closes, the other is ended (its buffered final lines, e.g. BYE and
+// the tagged LOGOUT answer, still go out) and destroyed after this grace.
+const CLOSE_GRACE_MS = 5000;
+// TCP keepalive on the upstream socket: a vanished upstream host is noticed by the kernel.
+const KEEPALIVE_MS = 60000;
 // Login-phase lines from upstream; anything longer is not an IMAP server we can relay to.
 const MAX_LOGIN_LINE = 64 * 1024;
 
@@ -39,7 +47,10 @@ async function proxyLogin(s, user) {
     up = await openUpstream(acct, { timeoutMs: CONNECT_TIMEOUT_MS });
   } catch (err) {
     // The reason goes to the log only (it may name the upstream host, never the password).
-    s.log.warn({ user, upstream: `${acct.host}:${acct.port}`, err: err.message }, 'imap proxy');
+    s.log.warn(
+      { user, upstream: `${acct.host}:${acct.port}`, code: err.code, err: err.message },
+      'imap proxy',
+    );
     throw no('Upstream server unavailable; try again later', 'UNAVAILABLE');
   }
   if (s.closed) {
@@ -64,29 +75,42 @@ async function proxyLogin(s, user) {
 }
 
 /**
- * Connects and logs in to an upstream IMAP server: greeting, STARTTLS when offered (unless
- * `tls: false`), LOGIN, CAPABILITY when the tagged OK did not carry it.
- * @param {{host: string, port: number, login: string, password: string, tls?: boolean}} acct
+ * Connects and logs in to an upstream IMAP server: greeting, TLS as the account says
+ * (upstreamSecurity of @mailgate/core: implicit TLS, STARTTLS required — the default — or
+ * plaintext by explicit choice), LOGIN, CAPABILITY when the tagged OK did not carry it.
+ * UPSTREAM_TLS_REQUIRED when STARTTLS is required and the upstream does not offer or refuses it.
+ * @param {{host: string, port: number, login: string, password: string, security?: string, tls?: boolean}} acct
  * @param {{timeoutMs?: number}} [o]
  * @returns {Promise<{socket: import('node:net').Socket, capability: string|null, rest: Buffer}>}
  *   rest: bytes upstream sent after the login exchange (relayed to the client first)
  */
 async function openUpstream(acct, o = {}) {
-  const timeoutMs = o.timeoutMs || CONNECT_TIMEOUT_MS;
-  let socket = await dial(acct, timeoutMs);
+  const deadline = Date.now() + (o.timeoutMs || CONNECT_TIMEOUT_MS);
+  const timeoutMs = () => Math.max(1, deadline - Date.now());
+  const security = upstreamSecurity(acct);
+  let socket = await dial(acct, security === 'tls', timeoutMs());
   let reader = new LineReader(socket);
   try {
-    const greeting = await reader.line(timeoutMs);
+    const greeting = await reader.line(timeoutMs());
     if (!/^\* (OK|PREAUTH)\b/i.test(greeting)) throw new Error('unexpected greeting');
-    let caps = capabilityIn(greeting);
-    if (!caps) caps = await command(reader, socket, 'mg0 CAPABILITY', timeoutMs);
-    if (acct.tls !== true && acct.tls !== false && /\bSTARTTLS\b/i.test(caps || '')) {
-      await command(reader, socket, 'mg1 STARTTLS', timeoutMs);
-      reader.detach();
-      socket = await upgrade(socket, acct, timeoutMs);
+    if (security === 'starttls') {
+      let caps = capabilityIn(greeting);
+      if (!caps) caps = await command(reader, socket, 'mg0 CAPABILITY', timeoutMs);
+      // No plaintext fallback: a STARTTLS stripped from the capabilities is what a downgrade
+      // attack looks like, and the LOGIN that follows carries the password.
+      const where = `${acct.host}:${acct.port}`;
+      if (!/\bSTARTTLS\b/i.test(caps || '')) throw new errors.UPSTREAM_TLS_REQUIRED(where);
+      await command(reader, socket, 'mg1 STARTTLS', timeoutMs).catch((err) => {
+        throw err.refused ? new errors.UPSTREAM_TLS_REQUIRED(where) : err;
+      });
+      // Bytes after the tagged OK and before the handshake were not sent under TLS (RFC 3501
+      // 6.2.1; the plaintext-injection attack of CVE-2011-0411): refuse them.
+      if (reader.detach().length) throw new Error('upstream sent data after STARTTLS');
+      socket = await upgrade(socket, acct, timeoutMs());
       reader = new LineReader(socket);
     }
     const login = `mg2 LOGIN ${quoted(acct.login)} ${quoted(acct.password)}`;
+    // Capabilities from before STARTTLS are discarded (RFC 3501 6.2.1): asked again if needed.
     let capability = await command(reader, socket, login, timeoutMs, { secret: true });
     if (!capability) capability = await command(reader, socket, 'mg3 CAPABILITY', timeoutMs);
     const rest = reader.detach();
@@ -112,17 +136,35 @@ function relay(s, up) {
   const pending = pendingBytes(s);
   s.queue = [];
   up.socket.on('error', (err) => s.log.debug({ err: err.message }, 'imap proxy upstream error'));
-  up.socket.on('close', () => client.destroy());
-  client.on('close', () => up.socket.destroy());
+  up.socket.setKeepAlive(true, KEEPALIVE_MS);
+  // Any byte either way passes through the upstream socket (written or read).
+  up.socket.setTimeout(s.server.limits.relayIdleTimeout, () => {
+    s.log.info({ user: s.user }, 'imap proxy: relay idle too long, closing');
+    up.socket.destroy();
+  });
+  up.socket.on('close', () => endSoon(client));
+  client.on('close', () => endSoon(up.socket));
   if (up.rest.length) client.write(up.rest);
   if (pending.length) up.socket.write(pending);
   client.pipe(up.socket);
   up.socket.pipe(client);
 }
 
-/** Closes a relayed session (cutover): both sockets, no words (a response may be mid-way). */
-function closeRelayed(s) {
-  s.log.info({ user: s.user }, 'imap proxy: route changed, closing relayed session');
+/** Ends a relay side (what it has buffered is still sent), destroyed after a grace. */
+function endSoon(socket) {
+  if (socket.destroyed) return;
+  socket.end();
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+}
+
+/**
+ * Closes a relayed session (cutover, shutdown): both sockets, no words (a response may be
+ * mid-way).
+ * @param {import('./session').Session} s
+ * @param {string} why for the log
+ */
+function closeRelayed(s, why) {
+  s.log.info({ user: s.user, why }, 'imap proxy: closing relayed session');
   if (s.proxied) s.proxied.socket.destroy();
   s.socket.destroy();
 }
@@ -137,7 +179,7 @@ async function checkRoutes(server) {
   if (!sessions.length) return;
   const users = [...new Set(sessions.map((s) => s.user))];
   const still = await server.service.users.proxied(users);
-  for (const s of sessions) if (!still.has(s.user)) closeRelayed(s);
+  for (const s of sessions) if (!still.has(s.user)) closeRelayed(s, 'route changed');
 }
 
 /** The bytes of commands the session framed but did not run, and of the one half-read. */
@@ -153,15 +195,15 @@ function pendingBytes(s) {
   return Buffer.concat(out);
 }
 
-function dial(acct, timeoutMs) {
+function dial(acct, implicitTls, timeoutMs) {
   return new Promise((resolve, reject) => {
     const opts = { host: acct.host, port: Number(acct.port), servername: acct.host };
-    const sock = acct.tls === true ? tls.connect(opts) : net.connect(opts);
+    const sock = implicitTls ? tls.connect(opts) : net.connect(opts);
     const timer = setTimeout(() => {
       sock.destroy();
       reject(new Error('connect timeout'));
     }, timeoutMs);
-    sock.once(acct.tls === true ? 'secureConnect' : 'connect', () => {
+    sock.once(implicitTls ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       sock.off('error', fail);
       resolve(sock);
@@ -194,6 +236,7 @@ function upgrade(socket, acct, timeoutMs) {
 
 /**
  * Sends one command and reads to its tagged answer.
+ * @param {() => number} timeoutMs what is left of the login's deadline
  * @returns {Promise<string|null>} the capability list from `[CAPABILITY …]` or `* CAPABILITY`
  */
 async function command(reader, socket, line, timeoutMs, o = {}) {
@@ -201,13 +244,15 @@ async function command(reader, socket, line, timeoutMs, o = {}) {
   socket.write(`${line}\r\n`);
   let caps = null;
   for (;;) {
-    const l = await reader.line(timeoutMs);
+    const l = await reader.line(timeoutMs());
     if (/^\* CAPABILITY /i.test(l)) caps = l.slice('* CAPABILITY '.length).trim();
     if (!l.startsWith(`${tag} `)) continue;
     const status = l.slice(tag.length + 1, tag.length + 3).toUpperCase();
     if (status !== 'OK') {
       // Never echo a LOGIN line: it holds the password.
-      throw new Error(o.secret ? 'upstream login refused' : `upstream refused ${line}`);
+      const err = new Error(o.secret ? 'upstream login refused' : `upstream refused ${line}`);
+      err.refused = true;
+      throw err;
     }
     return capabilityIn(l) || caps;
   }
@@ -286,4 +331,4 @@ class LineReader {
   }
 }
 
-module.exports = { proxyLogin, openUpstream, checkRoutes };
+module.exports = { proxyLogin, openUpstream, checkRoutes, closeRelayed };

@@ -14,7 +14,7 @@ const { Session } = require('./session');
 const { DEFAULT_LIMITS } = require('./framer');
 const { LoginLimiter } = require('@mailgate/core');
 const { MailboxWatcher } = require('./watcher');
-const { checkRoutes } = require('./proxy');
+const { checkRoutes, closeRelayed } = require('./proxy');
 
 const DEFAULTS = Object.freeze({
   ...DEFAULT_LIMITS,
@@ -23,6 +23,10 @@ const DEFAULTS = Object.freeze({
   preauthTimeout: 60 * 1000,
   idleTimeout: 30 * 60 * 1000, // RFC 3501 5.4 autologout >= 30 min; RFC 2177 IDLE: 29 min
   idlePollMs: 2000,
+  // A relayed session (proxy.js) with no byte either way for this long is closed, so that an
+  // upstream that vanished without a FIN frees its slots. Longer than IDLE's 29-minute
+  // re-issue (RFC 2177) and the upstream's own >= 30-minute autologout (RFC 3501 5.4).
+  relayIdleTimeout: 31 * 60 * 1000,
 });
 
 class ImapServer {
@@ -185,25 +189,35 @@ class ImapServer {
     return true;
   }
 
+  /** Gives back the session's connection slot (a failed login, or the session's end). */
+  releaseUser(s) {
+    if (!s.claimed) return;
+    const n = (this.perUser.get(s.claimed) || 1) - 1;
+    if (n <= 0) this.perUser.delete(s.claimed);
+    else this.perUser.set(s.claimed, n);
+    s.claimed = null;
+  }
+
   sessionClosed(s) {
     this.sessions.delete(s);
     this.proxySessions.delete(s);
-    if (s.claimed) {
-      const n = (this.perUser.get(s.claimed) || 1) - 1;
-      if (n <= 0) this.perUser.delete(s.claimed);
-      else this.perUser.set(s.claimed, n);
-      s.claimed = null;
-    }
+    this.releaseUser(s);
   }
 
   /**
-   * Graceful shutdown: stop accepting, `* BYE` every session, wait for sockets to close.
+   * Graceful shutdown: stop accepting, `* BYE` every session (relayed sessions are closed
+   * without one), wait for sockets to close.
    * @param {{timeoutMs?: number}} [o]
    */
   async close(o = {}) {
     this.closing = true;
     const closed = this.servers.map((srv) => new Promise((r) => srv.close(() => r())));
-    for (const s of [...this.sessions]) s.bye('mailgate shutting down');
+    for (const s of [...this.sessions]) {
+      // A relayed session gets no `* BYE` from mailgate: its bytes are the upstream's, and a
+      // line written in the middle of a relayed response (a literal) would corrupt it.
+      if (this.proxySessions.has(s)) closeRelayed(s, 'shutdown');
+      else s.bye('mailgate shutting down');
+    }
     const deadline = Date.now() + (o.timeoutMs ?? 5000);
     while (this.sessions.size && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));

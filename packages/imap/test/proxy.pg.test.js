@@ -7,6 +7,7 @@ const path = require('node:path');
 const { createMailService } = require('@mailgate/service');
 const { createTestDatabase } = require('../../../test/support/db');
 const { createImapServer } = require('../lib');
+const { openUpstream } = require('../lib/proxy');
 const { RawClient } = require('./raw-client');
 
 /*
@@ -93,12 +94,21 @@ describe('IMAP migration proxy (scripted upstream)', () => {
       pat: imap('alice', up.server.address().port),
       bob: imap('bob', up.server.address().port), // refused upstream
       dan: imap('alice', closedPort), // upstream down
+      // No security setting: STARTTLS required, and the fake upstream does not offer it.
+      sam: {
+        imap: {
+          host: '127.0.0.1',
+          port: up.server.address().port,
+          login: 'alice',
+          passwordEnv: 'UP_PW',
+        },
+      },
     });
     service = await createMailService({
       knex: db.knex,
       env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent', UP_PW },
     });
-    for (const u of ['pat', 'bob', 'dan', 'eve']) {
+    for (const u of ['pat', 'bob', 'dan', 'eve', 'sam']) {
       await service.users.create(u, { password: PAT_PW });
       await service.users.setRoute(u, 'proxy');
     }
@@ -136,6 +146,97 @@ describe('IMAP migration proxy (scripted upstream)', () => {
       c.close();
     }
     expect(up.logins).toContain('mg2 LOGIN "bob" ' + JSON.stringify(UP_PW));
+  });
+
+  test('a LOGIN retried against an unavailable upstream does not use up the connection slots', async () => {
+    const limited = createImapServer({
+      service,
+      limits: { idlePollMs: 50, maxConnectionsPerUser: 2 },
+    });
+    const { port: p2 } = await limited.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const c = await RawClient.connect(p2);
+      for (let i = 0; i < 4; i++) {
+        expect(await c.cmd(`a${i}`, `LOGIN dan "${PAT_PW}"`)).toMatch(/ NO \[UNAVAILABLE\] /);
+      }
+      // Another client of the same user is not locked out either.
+      const d = await RawClient.connect(p2);
+      expect(await d.cmd('b', `LOGIN dan "${PAT_PW}"`)).toMatch(/^b NO \[UNAVAILABLE\] /m);
+      expect(limited.perUser.has('dan')).toBe(false);
+      c.close();
+      d.close();
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('shutdown closes a relayed session without writing BYE into the relayed bytes', async () => {
+    const other = createImapServer({ service, limits: { idlePollMs: 50 } });
+    const { port: p2 } = await other.listen({ port: 0, host: '127.0.0.1' });
+    const c = await RawClient.connect(p2);
+    expect(await c.cmd('a', `LOGIN pat "${PAT_PW}"`)).toMatch(/^a OK /m);
+    // Upstream is in the middle of a literal when mailgate shuts down.
+    up.sockets[up.sockets.length - 1].write('* 1 FETCH (BODY[] {10}\r\nabc');
+    await c.waitFor(/\{10\}\r\nabc/);
+    await other.close({ timeoutMs: 2000 });
+    await waitUntil(() => c.closed);
+    expect(c.buf.toString('latin1')).not.toMatch(/BYE/);
+    expect(other.proxySessions.size).toBe(0);
+  });
+
+  test('a relay silent both ways past relayIdleTimeout is closed and frees its slot', async () => {
+    const other = createImapServer({ service, limits: { idlePollMs: 50, relayIdleTimeout: 300 } });
+    const { port: p2 } = await other.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const c = await RawClient.connect(p2);
+      expect(await c.cmd('a', `LOGIN pat "${PAT_PW}"`)).toMatch(/^a OK /m);
+      const upstreamSock = up.sockets[up.sockets.length - 1];
+      const upClosed = new Promise((r) => upstreamSock.once('close', r));
+      expect(other.perUser.get('pat')).toBe(1);
+      await waitUntil(() => c.closed);
+      await upClosed;
+      expect(other.perUser.has('pat')).toBe(false);
+      expect(other.proxySessions.size).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('the upstream login has one deadline: an upstream trickling lines cannot extend it', async () => {
+    const trickle = net.createServer((sock) => {
+      sock.on('error', () => {});
+      sock.write('* OK [CAPABILITY IMAP4rev1] slow\r\n');
+      // Untagged lines forever, never the tagged answer to LOGIN.
+      sock.once('data', () => {
+        const t = setInterval(() => sock.write('* OK still here\r\n'), 50);
+        sock.on('close', () => clearInterval(t));
+      });
+    });
+    await new Promise((r) => trickle.listen(0, '127.0.0.1', r));
+    try {
+      const acct = {
+        host: '127.0.0.1',
+        port: trickle.address().port,
+        login: 'alice',
+        password: UP_PW,
+        security: 'plaintext',
+      };
+      await expect(openUpstream(acct, { timeoutMs: 400 })).rejects.toThrow(/timeout/);
+    } finally {
+      await new Promise((r) => trickle.close(r));
+    }
+  }, 4000);
+
+  test('STARTTLS required by default: an upstream without it never sees the password', async () => {
+    const before = up.logins.length;
+    const connections = up.connections;
+    const c = await RawClient.connect(port);
+    const r = await c.cmd('a', `LOGIN sam "${PAT_PW}"`);
+    expect(r).toMatch(/^a NO \[UNAVAILABLE\] /m);
+    c.close();
+    expect(up.connections).toBe(connections + 1);
+    expect(up.logins.slice(before)).toEqual([]);
+    expect(server.proxySessions.size).toBe(0);
   });
 
   test('after login both directions are relayed byte for byte, pipelined commands included', async () => {

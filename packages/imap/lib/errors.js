@@ -40,6 +40,9 @@ const CODES = {
   BACKEND_TIMEOUT: 'UNAVAILABLE',
   MAILBOX_LOCKED: 'INUSE',
   UPSTREAM_IMAP_FAILED: 'UNAVAILABLE',
+  UPSTREAM_TLS_REQUIRED: 'UNAVAILABLE',
+  // RFC 5530: the operation may succeed later (after the migration's cutover).
+  MAILBOX_MIGRATING: 'INUSE',
 };
 
 /**

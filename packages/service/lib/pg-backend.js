@@ -25,6 +25,20 @@ class PgBackend extends MailBackend {
     this.purger = ctx.purger || null;
   }
 
+  /**
+   * MAILBOX_MIGRATING while the user's route is `proxy`: their mail is still the upstream's,
+   * and `mailgate migrate` is (or will be) importing it into this store, keeping upstream
+   * UIDs, syncing flags from upstream and verifying counts; a write here would take a kept
+   * UID, be overwritten by the flag sync or fail the verification. Reads stay allowed. The
+   * importer writes through the store, not through this backend.
+   */
+  async writable() {
+    if (typeof this.store.getRoute !== 'function') return;
+    if ((await this.store.getRoute(this.user.name)) === 'proxy') {
+      throw new errors.MAILBOX_MIGRATING(this.user.name);
+    }
+  }
+
   /** @param {string} name */
   async mailboxId(name) {
     return (await this.store.getMailbox(this.user.id, name)).id;
@@ -190,6 +204,7 @@ class PgBackend extends MailBackend {
   }
 
   async setFlags(mailbox, uidsOrQuery, add = [], remove = []) {
+    await this.writable();
     const id = await this.mailboxId(mailbox);
     const sel = Array.isArray(uidsOrQuery)
       ? { uids: uidsOrQuery.map(Number) }
@@ -203,6 +218,7 @@ class PgBackend extends MailBackend {
    * \Deleted or not — a webmail "delete now" (JMAP Email/set destroy) in one row update.
    */
   async expunge(mailbox, uids, opts = {}) {
+    await this.writable();
     const id = await this.mailboxId(mailbox);
     const sel = uids ? { uids: uids.map(Number), force: Boolean(opts.force) } : {};
     const r = await this.store.expunge(this.user.id, id, sel);
@@ -216,6 +232,7 @@ class PgBackend extends MailBackend {
    * @returns {Promise<{restored: number[], highestModseq: number}>}
    */
   async restoreExpunged(mailbox, uids) {
+    await this.writable();
     return this.store.restoreExpunged(
       this.user.id,
       await this.mailboxId(mailbox),
@@ -224,6 +241,7 @@ class PgBackend extends MailBackend {
   }
 
   async append(mailbox, raw, opts = {}) {
+    await this.writable();
     const id = await this.mailboxId(mailbox);
     const buf = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
     const d = deriveRow(buf);
@@ -243,11 +261,13 @@ class PgBackend extends MailBackend {
   }
 
   async copy(mailbox, uids, target) {
+    await this.writable();
     const [src, dst] = [await this.mailboxId(mailbox), await this.mailboxId(target)];
     return this.store.copyMessages(this.user.id, src, uids.map(Number), dst);
   }
 
   async move(mailbox, uids, target) {
+    await this.writable();
     const [src, dst] = [await this.mailboxId(mailbox), await this.mailboxId(target)];
     const r = await this.store.copyMessages(this.user.id, src, uids.map(Number), dst, {
       move: true,
@@ -257,14 +277,17 @@ class PgBackend extends MailBackend {
   }
 
   async createMailbox(name, opts = {}) {
+    await this.writable();
     await this.store.createMailbox(this.user.id, name, opts);
   }
 
   async renameMailbox(from, to) {
+    await this.writable();
     await this.store.renameMailbox(this.user.id, from, to);
   }
 
   async deleteMailbox(name) {
+    await this.writable();
     await this.store.deleteMailbox(this.user.id, name);
   }
 

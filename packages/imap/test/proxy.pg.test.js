@@ -227,6 +227,24 @@ describe('IMAP migration proxy (scripted upstream)', () => {
     }
   }, 4000);
 
+  test('a store session of a user routed to proxy meanwhile: APPEND and STORE are refused', async () => {
+    await service.users.create('ivy', { password: PAT_PW });
+    const c = await RawClient.connect(port);
+    expect(await c.cmd('a', `LOGIN ivy "${PAT_PW}"`)).toMatch(/^a OK /m);
+    expect(await c.cmd('b', 'APPEND INBOX {5+}\r\nhello')).toMatch(/^b OK /m);
+    // `mailgate migrate ivy --on-login`: the route flips while this store session lives.
+    await service.users.setRoute('ivy', 'proxy');
+    expect(await c.cmd('c', 'APPEND INBOX {5+}\r\nworld')).toMatch(
+      /^c NO \[INUSE\] .*being migrated/m,
+    );
+    expect(await c.cmd('d', 'SELECT INBOX')).toMatch(/^d OK /m);
+    expect(await c.cmd('e', 'UID STORE 1 +FLAGS (\\Seen)')).toMatch(/^e NO \[INUSE\] /m);
+    expect(await c.cmd('f', 'UID FETCH 1:* (FLAGS)')).toMatch(
+      /\* 1 FETCH \(UID 1 FLAGS \(\)\)[\s\S]*^f OK/m,
+    );
+    c.close();
+  });
+
   test('STARTTLS required by default: an upstream without it never sees the password', async () => {
     const before = up.logins.length;
     const connections = up.connections;

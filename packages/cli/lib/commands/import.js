@@ -3,6 +3,7 @@
 const { Option } = require('commander');
 const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
+const { withInterrupt } = require('../interrupt');
 
 /*
  * `mailgate import mbox|maildir|mh|imap`: one command per source kind, all through
@@ -89,18 +90,8 @@ named; a source without any mail ends with the warning NO_MAIL_FOUND (exit code 
 async function runImportCommand(ctx, kind, paths, o) {
   const { config, log } = ctx;
   if (!o.user) throw new errors.USAGE(`import ${kind}: --user is required`);
-  const ac = new AbortController();
-  const onSig = () => {
-    if (ac.signal.aborted) process.exit(130);
-    process.stderr.write(
-      '\nmailgate: interrupted — finishing the current batch; run the same command again to resume\n',
-    );
-    ac.abort();
-  };
-  process.on('SIGINT', onSig);
-  process.on('SIGTERM', onSig);
-  try {
-    const report = await ctx.withService((service) =>
+  const report = await withInterrupt((signal) =>
+    ctx.withService((service) =>
       importer.runImport({
         store: service.store,
         kind,
@@ -112,16 +103,13 @@ async function runImportCommand(ctx, kind, paths, o) {
         workers: config.importWorkers,
         batchSize: config.batchSize,
         progress: !o.quiet,
-        signal: ac.signal,
+        signal,
         log,
       }),
-    );
-    ctx.out(o.json, report, (r) => printReport(r, o.user));
-    if (report.interrupted) ctx.setExit(130);
-  } finally {
-    process.off('SIGINT', onSig);
-    process.off('SIGTERM', onSig);
-  }
+    ),
+  );
+  ctx.out(o.json, report, (r) => printReport(r, o.user));
+  if (report.interrupted) ctx.setExit(130);
 }
 
 function printReport(r, user) {

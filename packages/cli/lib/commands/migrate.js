@@ -2,6 +2,7 @@
 
 const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
+const { withInterrupt } = require('../interrupt');
 
 /*
  * `mailgate migrate U`: moves one account from its upstream IMAP server (`mailgate legacy
@@ -68,18 +69,8 @@ async function migrate(ctx, user, o) {
     );
     return;
   }
-  const ac = new AbortController();
-  const onSig = () => {
-    if (ac.signal.aborted) process.exit(130);
-    process.stderr.write(
-      '\nmailgate: interrupted — finishing the current batch; run the same command again to resume\n',
-    );
-    ac.abort();
-  };
-  process.on('SIGINT', onSig);
-  process.on('SIGTERM', onSig);
-  try {
-    const result = await ctx.withService(async (service) =>
+  const result = await withInterrupt((signal) =>
+    ctx.withService(async (service) =>
       importer.migrateAccount({
         store: service.store,
         user,
@@ -88,34 +79,31 @@ async function migrate(ctx, user, o) {
         workers: ctx.config.importWorkers,
         batchSize: ctx.config.batchSize,
         progress: !o.quiet,
-        signal: ac.signal,
+        signal,
         say: (line) => {
           if (!o.quiet) process.stderr.write(`migrate ${user}: ${line}\n`);
         },
         log: ctx.log,
       }),
+    ),
+  );
+  result.seconds = Number(((Date.now() - started) / 1000).toFixed(3));
+  if (result.interrupted) {
+    ctx.out(o.json, result, () => {});
+    ctx.setExit(130);
+    return;
+  }
+  delete result.interrupted;
+  ctx.out(o.json, result, (x) => printReport(x));
+  if (!result.verify.ok) {
+    const bad = result.verify.mailboxes.filter((m) => !m.ok);
+    ctx.setExit(
+      1,
+      new errors.VERIFY_FAILED(
+        `${bad.map((m) => `${m.folder}: ${m.missing} missing, ${m.differing} differ`).join('; ')}` +
+          ' (route not changed; quarantined messages count as missing: mailgate quarantine)',
+      ),
     );
-    result.seconds = Number(((Date.now() - started) / 1000).toFixed(3));
-    if (result.interrupted) {
-      ctx.out(o.json, result, () => {});
-      ctx.setExit(130);
-      return;
-    }
-    delete result.interrupted;
-    ctx.out(o.json, result, (x) => printReport(x));
-    if (!result.verify.ok) {
-      const bad = result.verify.mailboxes.filter((m) => !m.ok);
-      ctx.setExit(
-        1,
-        new errors.VERIFY_FAILED(
-          `${bad.map((m) => `${m.folder}: ${m.missing} missing, ${m.differing} differ`).join('; ')}` +
-            ' (route not changed; quarantined messages count as missing: mailgate quarantine)',
-        ),
-      );
-    }
-  } finally {
-    process.off('SIGINT', onSig);
-    process.off('SIGTERM', onSig);
   }
 }
 

@@ -218,6 +218,12 @@ d('migration proxy and mailgate migrate on a real Dovecot', () => {
     await dovecot.deliver(inst.dir, msg({ subject: 'late mail', body: 'late\n' }));
     await client.messageFlagsAdd('4', ['\\Seen', '\\Answered'], { uid: true });
     await client.messageDelete('5', { uid: true });
+    // Upstream's HIGHESTMODSEQ well above anything the store counts by itself (a keyword set
+    // and cleared leaves the flags as they were).
+    for (let i = 0; i < 15; i++) {
+      await client.messageFlagsAdd('1:*', ['$tmp'], { uid: true });
+      await client.messageFlagsRemove('1:*', ['$tmp'], { uid: true });
+    }
     const closed = new Promise((resolve) => client.once('close', resolve));
     const r = migrate();
     expect(r.code).toBe(0);
@@ -235,6 +241,15 @@ d('migration proxy and mailgate migrate on a real Dovecot', () => {
     client = viaMailgate();
     await client.connect();
     expect(server.proxySessions.size).toBe(0);
+    // CONDSTORE/QRESYNC (RFC 7162): the store's HIGHESTMODSEQ is at least upstream's, so a
+    // client resyncing with the modseq it had upstream is told about every later change.
+    const up = direct();
+    await up.connect();
+    const upHms = BigInt((await up.mailboxOpen('INBOX', { readOnly: true })).highestModseq);
+    await up.logout();
+    const mineHms = BigInt((await client.mailboxOpen('INBOX')).highestModseq);
+    expect(upHms).toBeGreaterThan(30n);
+    expect(mineHms).toBeGreaterThanOrEqual(upHms);
     for (const box of ['INBOX', 'Archive']) {
       const up = await upstreamSnapshot(box);
       const mine = await snapshot(client, box);

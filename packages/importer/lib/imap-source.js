@@ -107,7 +107,12 @@ async function* imapPlans(opts) {
         };
         // After the folder's messages: a mailbox still numbered as upstream never hands out a
         // uid upstream already used, even when nothing new came (kept-uids in the store).
-        if (uidNext) await store.raiseKeptUidNext(userId, mb.id, Number(uidValidity), uidNext);
+        // Its HIGHESTMODSEQ too (imapflow ENABLEs CONDSTORE when offered): later changes here
+        // get modseqs above the ones a client synced upstream (CONDSTORE/QRESYNC resync).
+        const hms = client.mailbox.highestModseq;
+        if (uidNext || hms) {
+          await store.raiseKeptUidNext(userId, mb.id, Number(uidValidity), uidNext || 0, hms);
+        }
       } finally {
         lock.release();
       }

@@ -86,14 +86,25 @@ const importOps = {
    * @param {number} userId
    * @param {number} mailboxId
    * @param {number} uidValidity the source's
-   * @param {number} uidNext the source's
+   * @param {number} uidNext the source's (0: none)
+   * @param {string|number|null} [highestModseq] the source's HIGHESTMODSEQ (RFC 7162), when it
+   *   has one: HIGHESTMODSEQ is raised to it too, so that a client which synced the source and
+   *   resynchronises here with that modseq (CONDSTORE CHANGEDSINCE, QRESYNC) after the
+   *   cutover is told about every later change (their modseqs are above it)
    * @returns {Promise<boolean>} whether the mailbox is numbered as the source
    */
-  async raiseKeptUidNext(userId, mailboxId, uidValidity, uidNext) {
+  async raiseKeptUidNext(userId, mailboxId, uidValidity, uidNext, highestModseq = null) {
     const r = await this.knex.raw(
-      `UPDATE mailboxes SET uidnext = GREATEST(uidnext, ?)
+      `UPDATE mailboxes SET uidnext = GREATEST(uidnext, ?),
+              highestmodseq = GREATEST(highestmodseq, COALESCE(?::bigint, 0))
         WHERE id = ? AND user_id = ? AND uidvalidity = ? RETURNING id`,
-      [uidNext, mailboxId, userId, uidValidity],
+      [
+        uidNext,
+        highestModseq == null ? null : String(highestModseq),
+        mailboxId,
+        userId,
+        uidValidity,
+      ],
     );
     return r.rows.length > 0;
   },

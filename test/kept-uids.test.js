@@ -9,6 +9,7 @@
  * UIDS_NOT_KEPT. Needs Dovecot and root (skips with a reason outside CI).
  */
 
+const { importImapArgs } = require('./support/import-imap');
 const fs = require('node:fs');
 const path = require('node:path');
 const { ImapFlow } = require('imapflow');
@@ -38,27 +39,7 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
     MAILGATE_HOME: path.join(ctx.tmp, 'home'),
     MAILGATE_BATCH_SIZE: '1',
   });
-  const importImap = (user) =>
-    ctx.cli(
-      [
-        'import',
-        'imap',
-        '--host',
-        inst.host,
-        '--port',
-        String(inst.port),
-        '--login',
-        inst.user,
-        '--password-env',
-        'MG_IMAP_PW',
-        '--no-tls',
-        '--user',
-        user,
-        '--json',
-        '--quiet',
-      ],
-      { env: env() },
-    );
+  const importImap = (user) => ctx.cli(importImapArgs(inst, user), { env: env() });
   const upstream = async (box = 'INBOX') => {
     const c = new ImapFlow({
       host: inst.host,

@@ -183,6 +183,16 @@ function threadMsg(x) {
   };
 }
 
+/** Thread messages by mailbox id, in the order they come. */
+function byMailbox(msgs) {
+  const out = new Map();
+  for (const m of msgs) {
+    if (!out.has(m.mailboxId)) out.set(m.mailboxId, []);
+    out.get(m.mailboxId).push(m);
+  }
+  return out;
+}
+
 /** Live messages holding any of the keys (a message holding several comes once per key). */
 async function messagesByKeys(db, userId, keys) {
   if (!keys.length) return [];
@@ -385,13 +395,9 @@ async function writeThreadIds(store, db, userId, changed, ids) {
       ],
     );
   }
-  const byMailbox = new Map();
-  for (const m of changed.filter((x) => x.old != null)) {
-    if (!byMailbox.has(m.mailboxId)) byMailbox.set(m.mailboxId, []);
-    byMailbox.get(m.mailboxId).push(m);
-  }
-  for (const mailboxId of [...byMailbox.keys()].sort((a, b) => a - b)) {
-    const list = byMailbox.get(mailboxId);
+  const merged = byMailbox(changed.filter((x) => x.old != null));
+  for (const mailboxId of [...merged.keys()].sort((a, b) => a - b)) {
+    const list = merged.get(mailboxId);
     const mb = await lockMailbox(db, userId, mailboxId);
     const modseq = Number(mb.highestmodseq) + 1;
     await db.raw(
@@ -422,30 +428,13 @@ const threadOps = {
    */
   async assignThreads(userId) {
     const r = await this.knex.raw(
-      `SELECT mailbox_id, uid, message_id, in_reply_to, refs, subject,
-              coalesce(date, internal_date) AS d, thread_id
-         FROM messages WHERE user_id = ? AND NOT expunged`,
+      `SELECT ${THREAD_COLUMNS} FROM messages m WHERE m.user_id = ? AND NOT m.expunged`,
       [userId],
     );
-    const msgs = r.rows.map((x) => ({
-      key: `${x.mailbox_id}/${x.uid}`,
-      mailboxId: x.mailbox_id,
-      uid: Number(x.uid),
-      messageId: x.message_id,
-      inReplyTo: x.in_reply_to,
-      refs: x.refs,
-      subject: x.subject,
-      date: x.d,
-      old: x.thread_id,
-    }));
+    const msgs = r.rows.map(threadMsg);
     const ids = threadIds(msgs);
     const changed = msgs.filter((m) => m.old !== ids.get(m.key));
-    const byMailbox = new Map();
-    for (const m of changed) {
-      if (!byMailbox.has(m.mailboxId)) byMailbox.set(m.mailboxId, []);
-      byMailbox.get(m.mailboxId).push(m);
-    }
-    for (const [mailboxId, list] of byMailbox) {
+    for (const [mailboxId, list] of byMailbox(changed)) {
       for (let i = 0; i < list.length; i += 5000) {
         const part = list.slice(i, i + 5000);
         // A first thread id (new mail) is not a change of the message: no modseq, no outbox

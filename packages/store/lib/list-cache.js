@@ -34,6 +34,24 @@ const BODY_BYTES = 48 * 1024 * 1024;
 const COUNT_SQL = `SELECT count(*)::int AS n FROM messages m
   WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged`;
 
+/**
+ * Reads the mailbox's HIGHESTMODSEQ (0 when it is gone), then runs `read` in the same
+ * REPEATABLE READ snapshot: whatever `read` returns is at least as new as that modseq.
+ * @returns {Promise<object>} `{modseq, ...read(trx)}`
+ */
+function inSnapshot(knex, userId, mailboxId, read) {
+  return knex.transaction(
+    async (trx) => {
+      const mb = await trx('mailboxes')
+        .select('highestmodseq')
+        .where({ user_id: userId, id: mailboxId })
+        .first();
+      return { modseq: Number(mb ? mb.highestmodseq : 0), ...(await read(trx)) };
+    },
+    { isolationLevel: 'repeatable read', readOnly: true },
+  );
+}
+
 class ListCache {
   /**
    * @param {{maxRows: number, select: string, toRow: (r: object) => object}} o
@@ -156,47 +174,27 @@ class ListCache {
   }
 
   async load(knex, userId, mailboxId) {
-    // modseq first, then rows, in one snapshot: the rows are at least as new as the modseq.
-    return knex.transaction(
-      async (trx) => {
-        const mb = await trx('mailboxes')
-          .select('highestmodseq')
-          .where({ user_id: userId, id: mailboxId })
-          .first();
-        const r = await trx.raw(
-          `SELECT ${this.select} FROM messages m
-            WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ORDER BY m.uid`,
-          [userId, mailboxId],
-        );
-        const list = r.rows.map((x) => Object.freeze(this.toRow(x)));
-        return { modseq: Number(mb ? mb.highestmodseq : 0), list, uidvalidity: 0 };
-      },
-      { isolationLevel: 'repeatable read', readOnly: true },
-    );
+    return inSnapshot(knex, userId, mailboxId, async (trx) => {
+      const r = await trx.raw(
+        `SELECT ${this.select} FROM messages m
+          WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ORDER BY m.uid`,
+        [userId, mailboxId],
+      );
+      return { list: r.rows.map((x) => Object.freeze(this.toRow(x))), uidvalidity: 0 };
+    });
   }
 
   /** The rows changed since the entry's modseq, applied to a copy; null when a reload is due. */
   async applyDelta(knex, userId, mailboxId, e) {
-    const { modseq, changed, count } = await knex.transaction(
-      async (trx) => {
-        const mb = await trx('mailboxes')
-          .select('highestmodseq')
-          .where({ user_id: userId, id: mailboxId })
-          .first();
-        const r = await trx.raw(
-          `SELECT ${this.select}, m.expunged FROM messages m
-            WHERE m.user_id = ? AND m.mailbox_id = ? AND m.modseq > ? ORDER BY m.uid`,
-          [userId, mailboxId, e.modseq],
-        );
-        const c = await trx.raw(COUNT_SQL, [userId, mailboxId]);
-        return {
-          modseq: Number(mb ? mb.highestmodseq : 0),
-          changed: r.rows,
-          count: c.rows[0].n,
-        };
-      },
-      { isolationLevel: 'repeatable read', readOnly: true },
-    );
+    const { modseq, changed, count } = await inSnapshot(knex, userId, mailboxId, async (trx) => {
+      const r = await trx.raw(
+        `SELECT ${this.select}, m.expunged FROM messages m
+          WHERE m.user_id = ? AND m.mailbox_id = ? AND m.modseq > ? ORDER BY m.uid`,
+        [userId, mailboxId, e.modseq],
+      );
+      const c = await trx.raw(COUNT_SQL, [userId, mailboxId]);
+      return { changed: r.rows, count: c.rows[0].n };
+    });
     // A large delta costs as much as a load: reload rather than merge. No changed row at all
     // means the mailbox moved without stamping rows (the thread stage's first thread ids):
     // reload too.

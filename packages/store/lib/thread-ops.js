@@ -398,22 +398,16 @@ async function writeThreadIds(store, db, userId, changed, ids) {
   const merged = byMailbox(changed.filter((x) => x.old != null));
   for (const mailboxId of [...merged.keys()].sort((a, b) => a - b)) {
     const list = merged.get(mailboxId);
+    const uids = list.map((m) => m.uid);
     const mb = await lockMailbox(db, userId, mailboxId);
     const modseq = Number(mb.highestmodseq) + 1;
     await db.raw(
       `UPDATE messages m SET thread_id = v.t, modseq = ?
          FROM unnest(?::bigint[], ?::text[]) AS v(u, t)
         WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.u`,
-      [modseq, list.map((m) => m.uid), list.map((m) => ids.get(m.key)), userId, mailboxId],
+      [modseq, uids, list.map((m) => ids.get(m.key)), userId, mailboxId],
     );
-    await recordChange(
-      store,
-      db,
-      userId,
-      mailboxId,
-      list.map((m) => m.uid),
-      modseq,
-    );
+    await recordChange(store, db, userId, mailboxId, uids, modseq);
   }
 }
 
@@ -441,7 +435,7 @@ const threadOps = {
         // row (the mirror holds no thread id). A merge changes an id clients may have seen: it
         // is stamped with a new modseq and queued, like every change. Either way the mailbox's
         // HIGHESTMODSEQ moves, so a reader keyed on it (the list cache) looks again.
-        const merged = part.filter((m) => m.old != null);
+        const mergedUids = part.filter((m) => m.old != null).map((m) => m.uid);
         await this.knex.transaction(async (trx) => {
           const mb = await lockMailbox(trx, userId, mailboxId);
           const modseq = Number(mb.highestmodseq) + 1;
@@ -459,14 +453,7 @@ const threadOps = {
               mailboxId,
             ],
           );
-          await recordChange(
-            this,
-            trx,
-            userId,
-            mailboxId,
-            merged.map((m) => m.uid),
-            modseq,
-          );
+          await recordChange(this, trx, userId, mailboxId, mergedUids, modseq);
         });
       }
     }

@@ -7,7 +7,7 @@
  * outside CI it skips without them, in CI it must run.
  */
 
-const { skipNotice } = require('./support/skip');
+const { skipNotice, dovecotMissing, inCI } = require('./support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const net = require('node:net');
@@ -18,13 +18,7 @@ const dovecot = require('@mailgate/dovecot');
 const { imapClient } = dovecot;
 const { msg, mboxOf } = require('./support/mail.js');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
-const skipReason = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : null;
+const skipReason = dovecotMissing();
 
 const SUBJECTS = ['Quarterly report', 'Lunch on Friday', 'Budget numbers'];
 const bodies = [

@@ -7,7 +7,7 @@
  * drain) ships them. Needs Dovecot (root) and Elasticsearch; skips with the reason outside CI.
  */
 
-const { skipNotice } = require('./support/skip');
+const { skipOutsideCI, dovecotMissing } = require('./support/skip');
 const path = require('node:path');
 const dovecot = require('@mailgate/dovecot');
 
@@ -18,19 +18,11 @@ const { describeEs } = require('./support/es');
 const { msg } = require('./support/mail');
 
 const FILE = 'test/import-imap-es.test.js';
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
-const dovecotMissing = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : null;
-if (dovecotMissing && inCI) throw new Error(`${FILE} must run in CI: ${dovecotMissing}`);
-if (dovecotMissing) skipNotice(__filename, dovecotMissing);
+const noDovecot = skipOutsideCI(__filename, dovecotMissing());
 
 const suite = useCliSuite('imap-es');
 
-(dovecotMissing ? describe.skip : describeEs)(
+(noDovecot ? describe.skip : describeEs)(
   FILE,
   'import imap flag refresh reaches the ES mirror',
   (es) => {

@@ -12,22 +12,12 @@
 const { importImapArgs } = require('./support/import-imap');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ImapFlow } = require('imapflow');
 const dovecot = require('../scripts/dovecot/dovecot.js');
-const { skipNotice } = require('./support/skip');
+const { skipOutsideCI, dovecotMissing } = require('./support/skip');
 const { useCliSuite } = require('./support/db');
 const { msg, mboxOf } = require('./support/mail');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
-const skipReason = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : null;
-if (skipReason && inCI) throw new Error(`kept-uids tests must run in CI: ${skipReason}`);
-if (skipReason) skipNotice(__filename, skipReason);
-const d = skipReason ? describe.skip : describe;
+const d = skipOutsideCI(__filename, dovecotMissing()) ? describe.skip : describe;
 
 d('UIDs and UIDVALIDITY kept from Dovecot', () => {
   const ctx = useCliSuite('kept-uids');
@@ -41,14 +31,7 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
   });
   const importImap = (user) => ctx.cli(importImapArgs(inst, user), { env: env() });
   const upstream = async (box = 'INBOX') => {
-    const c = new ImapFlow({
-      host: inst.host,
-      port: inst.port,
-      secure: false,
-      auth: { user: inst.user, pass: inst.password },
-      logger: false,
-    });
-    await c.connect();
+    const c = await dovecot.imapClient(inst);
     try {
       const mb = await c.mailboxOpen(box);
       const msgs = [];
@@ -102,14 +85,7 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
     for (let i = 1; i <= 6; i++) {
       await dovecot.deliver(inst.dir, msg({ subject: `m${i}`, body: `body ${i}\n` }));
     }
-    const c = new ImapFlow({
-      host: inst.host,
-      port: inst.port,
-      secure: false,
-      auth: { user: inst.user, pass: inst.password },
-      logger: false,
-    });
-    await c.connect();
+    const c = await dovecot.imapClient(inst);
     try {
       await c.mailboxOpen('INBOX');
       // Gaps, including the last uid: UIDNEXT (7) is above the highest uid left (5).

@@ -10,7 +10,7 @@
  * differ per backend. Needs Dovecot and root (skips with a reason outside CI).
  */
 
-const { skipNotice } = require('./support/skip');
+const { skipOutsideCI, dovecotMissing } = require('./support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -21,18 +21,11 @@ const { buildLegacyMail, messageKey, copier } = require('./support/legacy-corpus
 const { runImport } = require('@mailgate/importer');
 const { MboxBackend, MaildirBackend, ImapBackend } = require('@mailgate/legacy');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
 const corpus = corpusDir();
-const skipReason = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : !corpus
-      ? 'shared corpus not found'
-      : null;
-if (skipReason && inCI) throw new Error(`legacy equivalence must run in CI: ${skipReason}`);
-if (skipReason) skipNotice(__filename, skipReason);
+const skipReason = skipOutsideCI(
+  __filename,
+  dovecotMissing() || (corpus ? null : 'shared corpus not found'),
+);
 const d = skipReason ? describe.skip : describe;
 
 const N = 400;

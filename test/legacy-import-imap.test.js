@@ -7,7 +7,7 @@
  * SIGKILL resumes without duplicates. Needs Dovecot and root (skips with a reason outside CI).
  */
 
-const { skipNotice } = require('./support/skip');
+const { skipOutsideCI, dovecotMissing } = require('./support/skip');
 const path = require('node:path');
 const dovecot = require('@mailgate/dovecot');
 
@@ -18,18 +18,11 @@ const { useCliSuite, spawnCli } = require('./support/db');
 const { buildLegacyMail } = require('./support/legacy-corpus');
 const { msg } = require('./support/mail');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
 const corpus = corpusDir();
-const skipReason = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : !corpus
-      ? 'shared corpus not found'
-      : null;
-if (skipReason && inCI) throw new Error(`import imap tests must run in CI: ${skipReason}`);
-if (skipReason) skipNotice(__filename, skipReason);
+const skipReason = skipOutsideCI(
+  __filename,
+  dovecotMissing() || (corpus ? null : 'shared corpus not found'),
+);
 const d = skipReason ? describe.skip : describe;
 
 d('mailgate import imap from Dovecot', () => {

@@ -18,21 +18,12 @@ const { ImapFlow } = require('imapflow');
 const { createMailService } = require('@mailgate/service');
 const { createImapServer } = require('@mailgate/imap');
 const dovecot = require('../scripts/dovecot/dovecot.js');
-const { skipNotice } = require('./support/skip');
+const { skipOutsideCI, dovecotMissing } = require('./support/skip');
 const net = require('node:net');
 const { useCliSuite, spawnCli } = require('./support/db');
 const { msg } = require('./support/mail');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
-const skipReason = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : null;
-if (skipReason && inCI) throw new Error(`migration tests must run in CI: ${skipReason}`);
-if (skipReason) skipNotice(__filename, skipReason);
-const d = skipReason ? describe.skip : describe;
+const d = skipOutsideCI(__filename, dovecotMissing()) ? describe.skip : describe;
 
 const PAT_PW = 'pat mailgate pw';
 

@@ -2,7 +2,7 @@
 
 /*
  * Every test file that can skip (outside CI: no Elasticsearch, Dovecot, corpus, …) prints its
- * name and the reason: through skipNotice (test/support/skip.js) or describeEs
+ * name and the reason: through skipNotice or skipOutsideCI (test/support/skip.js) or describeEs
  * (test/support/es.js, which prints `skipping <file>: <reason>`).
  */
 
@@ -32,7 +32,9 @@ test('every skipping test file prints its name and the reason', () => {
     const rel = path.relative(ROOT, f);
     if (f === __filename) continue;
     if (!SKIPS.test(src) && !src.includes('describeEs(')) continue;
-    const notice = /skipNotice\(\s*__filename/.test(src) || src.includes(`describeEs('${rel}'`);
+    const notice =
+      /(?:skipNotice|skipOutsideCI)\(\s*__filename/.test(src) ||
+      src.includes(`describeEs('${rel}'`);
     if (!notice) silent.push(rel);
   }
   expect(silent).toEqual([]);
@@ -44,6 +46,39 @@ test('skipNotice prints the file relative to the repository and the reason', () 
   try {
     skipNotice(path.join(ROOT, 'packages', 'x', 'test', 'y.test.js'), 'no corpus', 'real mail');
     expect(log).toHaveBeenCalledWith('skipping packages/x/test/y.test.js › real mail: no corpus');
+  } finally {
+    log.mockRestore();
+  }
+});
+
+test('skipOutsideCI: no reason runs; a reason prints the notice outside CI and fails in CI', () => {
+  const file = path.join(ROOT, 'test', 'y.test.js');
+  const load = (ci) => {
+    const saved = process.env.CI;
+    process.env.CI = ci;
+    let mod;
+    try {
+      jest.isolateModules(() => {
+        mod = require('./support/skip');
+      });
+    } finally {
+      if (saved === undefined) delete process.env.CI;
+      else process.env.CI = saved;
+    }
+    return mod;
+  };
+  const log = jest.spyOn(console, 'log').mockImplementation(() => {});
+  try {
+    const outside = load('false');
+    expect(outside.skipOutsideCI(file, null)).toBeNull();
+    expect(outside.skipOutsideCI(file, 'no dovecot', 'imap')).toBe('no dovecot');
+    expect(log).toHaveBeenCalledWith('skipping test/y.test.js › imap: no dovecot');
+    const ci = load('true');
+    expect(ci.skipOutsideCI(file, null)).toBeNull();
+    expect(() => ci.skipOutsideCI(file, 'no dovecot')).toThrow(
+      'test/y.test.js must run in CI: no dovecot',
+    );
+    expect(log).toHaveBeenCalledTimes(1);
   } finally {
     log.mockRestore();
   }

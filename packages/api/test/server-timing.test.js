@@ -14,20 +14,12 @@ const path = require('node:path');
 const { exportEntry } = require('@mailgate/readers');
 const { addLegacyUser } = require('@mailgate/legacy');
 const dovecot = require('@mailgate/dovecot');
-const { skipNotice } = require('../../../test/support/skip');
+const { skipOutsideCI, dovecotMissing, inCI } = require('../../../test/support/skip');
 const { esUnavailableReason } = require('../../../test/support/es');
 const { msg } = require('../../../test/support/mail');
 const { setup, req } = require('./helpers');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
-const imapSkip = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : null;
-if (imapSkip && inCI) throw new Error(`Server-Timing must be tested on imap in CI: ${imapSkip}`);
-if (imapSkip) skipNotice(__filename, imapSkip, 'imap backend');
+const imapSkip = skipOutsideCI(__filename, dovecotMissing(), 'imap backend');
 
 const messages = ['alpha okapi', 'beta', 'gamma okapi'].map((subject, i) =>
   msg({ subject, body: `body ${subject}\n`, date: `Tue, 0${i + 1} Mar 2002 10:00:00 +0000` }),
@@ -64,9 +56,7 @@ beforeAll(async () => {
     });
     kinds.push('imap');
   }
-  esSkip = await esUnavailableReason();
-  if (esSkip && inCI) throw new Error(`Server-Timing must be tested on es in CI: ${esSkip}`);
-  if (esSkip) skipNotice(__filename, esSkip, 'es backend');
+  esSkip = skipOutsideCI(__filename, await esUnavailableReason(), 'es backend');
   const es = esSkip
     ? {}
     : {

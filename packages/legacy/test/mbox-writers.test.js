@@ -10,7 +10,7 @@
  * Needs root, Dovecot and procmail; outside CI it skips without them, in CI it must run.
  */
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipOutsideCI, dovecotMissing } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -31,18 +31,11 @@ const { readEntries } = require('../lib/mbox');
 const { normalized } = require('../lib/mbox-journal');
 const { setup, req } = require('../../api/test/helpers');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
 const procmail = spawnSync('sh', ['-c', 'command -v procmail'], { encoding: 'utf8' }).stdout.trim();
-const skipReason = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !procmail
-    ? 'procmail is not installed (apt-get install procmail)'
-    : !isRoot
-      ? 'dovecot instances need root'
-      : null;
-if (skipReason && inCI) throw new Error(`mbox writer tests must run in CI: ${skipReason}`);
-if (skipReason) skipNotice(__filename, skipReason);
+const skipReason = skipOutsideCI(
+  __filename,
+  dovecotMissing() || (procmail ? null : 'procmail is not installed (apt-get install procmail)'),
+);
 const d = skipReason ? describe.skip : describe;
 
 let seq = 0;

@@ -10,7 +10,7 @@
  * left out with a printed reason.
  */
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipOutsideCI, dovecotMissing } = require('../../../test/support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -24,20 +24,12 @@ const { createTestDatabase } = require('../../../test/support/db');
 const { buildLegacyMail, messageKey, copier } = require('../../../test/support/legacy-corpus');
 const { esUnavailableReason } = require('../../../test/support/es');
 
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
-const isRoot = !process.getuid || process.getuid() === 0;
 const corpus = corpusDir();
-if (!corpus) {
-  if (inCI) throw new Error('conformance must run in CI: shared corpus not found');
-  skipNotice(__filename, 'the shared corpus (../shared/corpus) is not beside the checkout');
-}
-const imapSkip = !dovecot.installed()
-  ? 'dovecot is not installed (bash scripts/dovecot/install.sh)'
-  : !isRoot
-    ? 'dovecot instances need root'
-    : null;
-if (imapSkip && inCI) throw new Error(`conformance must run imap in CI: ${imapSkip}`);
-if (imapSkip) skipNotice(__filename, imapSkip, 'imap backend');
+skipOutsideCI(
+  __filename,
+  corpus ? null : 'the shared corpus (../shared/corpus) is not beside the checkout',
+);
+const imapSkip = skipOutsideCI(__filename, dovecotMissing(), 'imap backend');
 
 const N = 40;
 
@@ -108,9 +100,7 @@ d('service conformance: every backend, the same real messages', () => {
         imap: { host: dove.host, port: dove.port, login: dove.user, passwordEnv: env, tls: false },
       });
     }
-    esSkip = await esUnavailableReason();
-    if (esSkip && inCI) throw new Error(`conformance must run es in CI: ${esSkip}`);
-    if (esSkip) skipNotice(__filename, esSkip, 'es backend');
+    esSkip = skipOutsideCI(__filename, await esUnavailableReason(), 'es backend');
     db = await createTestDatabase();
     const env = { MAILGATE_HOME: home, LOG_LEVEL: 'silent' };
     if (!esSkip) {

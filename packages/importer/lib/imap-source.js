@@ -51,68 +51,80 @@ function mailboxForFolder(box) {
 async function* imapPlans(opts) {
   const { store, userId } = opts;
   const acct = opts.imap;
-  const client = await connect(acct);
+  for await (const { client, box, mailbox } of upstreamFolders(acct)) {
+    const uidValidity = String(client.mailbox.uidValidity);
+    const uidNext = Number(client.mailbox.uidNext) || null;
+    const mb = await store.ensureMailbox(userId, mailbox);
+    const imported = await store.importedImapUids(userId, mb.id, box.path, uidValidity);
+    let maxUid = 0;
+    for (const u of imported.keys()) if (u > maxUid) maxUid = u;
+    let flagUpdates = 0;
+    const upstream = new Map();
+    if (maxUid > 0 && client.mailbox.exists) {
+      for await (const m of client.fetch(
+        `1:${maxUid}`,
+        { uid: true, flags: true },
+        { uid: true },
+      )) {
+        upstream.set(m.uid, splitFlags(m.flags || []));
+      }
+      flagUpdates = await syncFlags(store, userId, mb.id, imported, upstream);
+    }
+    // A migration mirrors what the user deleted upstream (through the proxy) since the
+    // last run: those messages are expunged here too, or they would come back at cutover.
+    let expunged = 0;
+    if (opts.mirrorExpunges && imported.size) {
+      expunged = await mirrorExpunges(store, userId, mb.id, imported, upstream);
+    }
+    const fresh = client.mailbox.exists
+      ? ((await client.search({ uid: `${maxUid + 1}:*` }, { uid: true })) || []).filter(
+          (u) => u > maxUid,
+        )
+      : [];
+    if (opts.progress !== false) {
+      process.stderr.write(
+        `import imap: ${box.path} → ${mailbox}: ${fresh.length} new, ${flagUpdates} flag updates` +
+          (opts.mirrorExpunges ? `, ${expunged} expunged\n` : '\n'),
+      );
+    }
+    opts.log?.info(
+      { folder: box.path, mailbox, fresh: fresh.length, flagUpdates, expunged },
+      'imap folder',
+    );
+    const source = `imap://${encodeURIComponent(acct.login)}@${acct.host}:${acct.port}/${encodeURIComponent(box.path)};UIDVALIDITY=${uidValidity}`;
+    yield {
+      source,
+      mailboxKey: mailbox,
+      totalCount: fresh.length,
+      flagUpdates,
+      items: fetchItems(client, box.path, mailbox, uidValidity, fresh, uidNext),
+    };
+    // After the folder's messages: a mailbox still numbered as upstream never hands out a
+    // uid upstream already used, even when nothing new came (kept-uids in the store).
+    // Its HIGHESTMODSEQ too (imapflow ENABLEs CONDSTORE when offered): later changes here
+    // get modseqs above the ones a client synced upstream (CONDSTORE/QRESYNC resync).
+    const hms = client.mailbox.highestModseq;
+    if (uidNext || hms) {
+      await store.raiseKeptUidNext(userId, mb.id, Number(uidValidity), uidNext || 0, hms);
+    }
+  }
+}
+
+/**
+ * The selectable folders of an upstream account, one at a time, each opened read-only
+ * (EXAMINE) under imapflow's mailbox lock: yields `{client, box, mailbox}` while the lock is
+ * held (the caller reads `client.mailbox`), releases it when the caller asks for the next one,
+ * and logs out after the last one or when the caller stops early or throws.
+ * @param {object} account {host, port, login, passwordEnv|password, security}
+ */
+async function* upstreamFolders(account) {
+  const client = await connect(account);
   try {
     const folders = (await client.list()).filter((b) => !b.flags.has('\\Noselect'));
     for (const box of folders) {
-      const mailbox = mailboxForFolder(box);
       const lock = await client.getMailboxLock(box.path, { readOnly: true });
       try {
-        const uidValidity = String(client.mailbox.uidValidity);
-        const uidNext = Number(client.mailbox.uidNext) || null;
-        const mb = await store.ensureMailbox(userId, mailbox);
-        const imported = await store.importedImapUids(userId, mb.id, box.path, uidValidity);
-        let maxUid = 0;
-        for (const u of imported.keys()) if (u > maxUid) maxUid = u;
-        let flagUpdates = 0;
-        const upstream = new Map();
-        if (maxUid > 0 && client.mailbox.exists) {
-          for await (const m of client.fetch(
-            `1:${maxUid}`,
-            { uid: true, flags: true },
-            { uid: true },
-          )) {
-            upstream.set(m.uid, splitFlags(m.flags || []));
-          }
-          flagUpdates = await syncFlags(store, userId, mb.id, imported, upstream);
-        }
-        // A migration mirrors what the user deleted upstream (through the proxy) since the
-        // last run: those messages are expunged here too, or they would come back at cutover.
-        let expunged = 0;
-        if (opts.mirrorExpunges && imported.size) {
-          expunged = await mirrorExpunges(store, userId, mb.id, imported, upstream);
-        }
-        const fresh = client.mailbox.exists
-          ? ((await client.search({ uid: `${maxUid + 1}:*` }, { uid: true })) || []).filter(
-              (u) => u > maxUid,
-            )
-          : [];
-        if (opts.progress !== false) {
-          process.stderr.write(
-            `import imap: ${box.path} → ${mailbox}: ${fresh.length} new, ${flagUpdates} flag updates` +
-              (opts.mirrorExpunges ? `, ${expunged} expunged\n` : '\n'),
-          );
-        }
-        opts.log?.info(
-          { folder: box.path, mailbox, fresh: fresh.length, flagUpdates, expunged },
-          'imap folder',
-        );
-        const source = `imap://${encodeURIComponent(acct.login)}@${acct.host}:${acct.port}/${encodeURIComponent(box.path)};UIDVALIDITY=${uidValidity}`;
-        yield {
-          source,
-          mailboxKey: mailbox,
-          totalCount: fresh.length,
-          flagUpdates,
-          items: fetchItems(client, box.path, mailbox, uidValidity, fresh, uidNext),
-        };
-        // After the folder's messages: a mailbox still numbered as upstream never hands out a
-        // uid upstream already used, even when nothing new came (kept-uids in the store).
-        // Its HIGHESTMODSEQ too (imapflow ENABLEs CONDSTORE when offered): later changes here
-        // get modseqs above the ones a client synced upstream (CONDSTORE/QRESYNC resync).
-        const hms = client.mailbox.highestModseq;
-        if (uidNext || hms) {
-          await store.raiseKeptUidNext(userId, mb.id, Number(uidValidity), uidNext || 0, hms);
-        }
+        yield { client, box, mailbox: mailboxForFolder(box) };
       } finally {
         lock.release();
       }
@@ -199,4 +211,4 @@ async function mirrorExpunges(store, userId, mailboxId, imported, upstream) {
   return r.expunged.length;
 }
 
-module.exports = { imapPlans, mailboxForFolder, syncFlags };
+module.exports = { imapPlans, upstreamFolders, mailboxForFolder, syncFlags };

@@ -1,7 +1,6 @@
 'use strict';
 
-const { connect } = require('@mailgate/legacy');
-const { mailboxForFolder } = require('./imap-source');
+const { upstreamFolders } = require('./imap-source');
 
 /*
  * Verification of an `import imap` against the upstream account, per folder: every upstream
@@ -23,57 +22,45 @@ const { mailboxForFolder } = require('./imap-source');
  */
 async function verifyImap(opts) {
   const { store, userId } = opts;
-  const client = await connect(opts.imap);
   const mailboxes = [];
-  try {
-    const folders = (await client.list()).filter((b) => !b.flags.has('\\Noselect'));
-    for (const box of folders) {
-      const mailbox = mailboxForFolder(box);
-      const lock = await client.getMailboxLock(box.path, { readOnly: true });
-      try {
-        const uidValidity = String(client.mailbox.uidValidity);
-        const up = new Map();
-        if (client.mailbox.exists) {
-          for await (const m of client.fetch('1:*', { uid: true, size: true }, { uid: true })) {
-            up.set(m.uid, m.size);
-          }
-        }
-        const mb = await store.ensureMailbox(userId, mailbox);
-        const mine = await store.importedImapSizes(userId, mb.id, box.path, uidValidity);
-        let missing = 0;
-        let differing = 0;
-        let uidsKept = Number(mb.uidvalidity) === Number(uidValidity);
-        const sum = (it) => [...it].reduce((a, b) => a + b, 0);
-        for (const [imapUid, size] of up) {
-          const got = mine.get(imapUid);
-          if (!got) missing++;
-          else {
-            if (got.size !== size) differing++;
-            if (got.uid !== imapUid) uidsKept = false;
-          }
-        }
-        const entry = {
-          folder: box.path,
-          mailbox,
-          uidValidity: Number(uidValidity),
-          upstream: { messages: up.size, bytes: sum(up.values()) },
-          local: { messages: mine.size, bytes: sum([...mine.values()].map((v) => v.size)) },
-          missing,
-          differing,
-          uidsKept,
-        };
-        entry.ok =
-          missing === 0 &&
-          differing === 0 &&
-          entry.local.messages === entry.upstream.messages &&
-          entry.local.bytes === entry.upstream.bytes;
-        mailboxes.push(entry);
-      } finally {
-        lock.release();
+  for await (const { client, box, mailbox } of upstreamFolders(opts.imap)) {
+    const uidValidity = String(client.mailbox.uidValidity);
+    const up = new Map();
+    if (client.mailbox.exists) {
+      for await (const m of client.fetch('1:*', { uid: true, size: true }, { uid: true })) {
+        up.set(m.uid, m.size);
       }
     }
-  } finally {
-    await client.logout().catch(() => client.close());
+    const mb = await store.ensureMailbox(userId, mailbox);
+    const mine = await store.importedImapSizes(userId, mb.id, box.path, uidValidity);
+    let missing = 0;
+    let differing = 0;
+    let uidsKept = Number(mb.uidvalidity) === Number(uidValidity);
+    const sum = (it) => [...it].reduce((a, b) => a + b, 0);
+    for (const [imapUid, size] of up) {
+      const got = mine.get(imapUid);
+      if (!got) missing++;
+      else {
+        if (got.size !== size) differing++;
+        if (got.uid !== imapUid) uidsKept = false;
+      }
+    }
+    const entry = {
+      folder: box.path,
+      mailbox,
+      uidValidity: Number(uidValidity),
+      upstream: { messages: up.size, bytes: sum(up.values()) },
+      local: { messages: mine.size, bytes: sum([...mine.values()].map((v) => v.size)) },
+      missing,
+      differing,
+      uidsKept,
+    };
+    entry.ok =
+      missing === 0 &&
+      differing === 0 &&
+      entry.local.messages === entry.upstream.messages &&
+      entry.local.bytes === entry.upstream.bytes;
+    mailboxes.push(entry);
   }
   return { ok: mailboxes.every((m) => m.ok), mailboxes };
 }

@@ -32,19 +32,7 @@ const MACROS = {
   FAST: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE'],
   FULL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE', 'BODY'],
 };
-const SIMPLE = new Set([
-  'UID',
-  'FLAGS',
-  'INTERNALDATE',
-  'RFC822.SIZE',
-  'ENVELOPE',
-  'BODY',
-  'BODYSTRUCTURE',
-  'RFC822',
-  'RFC822.HEADER',
-  'RFC822.TEXT',
-  'MODSEQ',
-]);
+// Items answered from the raw message; the other SIMPLE items come from the stored row.
 const NEEDS_RAW = new Set([
   'ENVELOPE',
   'BODY',
@@ -53,6 +41,8 @@ const NEEDS_RAW = new Set([
   'RFC822.HEADER',
   'RFC822.TEXT',
 ]);
+// Items named by one atom (BODY[...] sections are parsed apart).
+const SIMPLE = new Set(['UID', 'FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'MODSEQ', ...NEEDS_RAW]);
 const SECTION_RE = /^BODY(\.PEEK)?\[([^\]]*)\](?:<(\d{1,10})\.(\d{1,10})>)?$/i;
 
 /**

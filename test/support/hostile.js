@@ -12,6 +12,9 @@ const { rng } = require('./rng');
 const HEAD =
   'From: Torture <t@example.org>\r\nTo: victim@example.org\r\nDate: Mon, 1 Jan 2024 00:00:00 +0000\r\n';
 
+/** HEAD, these header lines, and a one-line body. */
+const headed = (headers) => HEAD + headers + '\r\n\r\nbody\r\n';
+
 function bytes(rand, n, pick) {
   const b = Buffer.allocUnsafe(n);
   for (let i = 0; i < n; i++) b[i] = pick(Math.floor(rand() * 256));
@@ -92,35 +95,19 @@ function hostileMessages(seed = 15) {
   );
   add(
     'folded-header-lines-20000',
-    HEAD +
+    headed(
       'Subject: start\r\n' +
-      Array.from({ length: 20000 }, (_, i) => ` fold ${i}`).join('\r\n') +
-      '\r\n' +
-      Array.from({ length: 5000 }, (_, i) => `X-H${i}: v${i}`).join('\r\n') +
-      '\r\n\r\nbody\r\n',
+        Array.from({ length: 20000 }, (_, i) => ` fold ${i}`).join('\r\n') +
+        '\r\n' +
+        Array.from({ length: 5000 }, (_, i) => `X-H${i}: v${i}`).join('\r\n'),
+    ),
   );
-  add(
-    'encoded-words-100000',
-    HEAD +
-      'Subject: ' +
-      Array.from({ length: 100000 }, (_, i) => ew(rand, i)).join(' ') +
-      '\r\n\r\nbody\r\n',
-  );
-  add(
-    'encoded-words-100000-glued',
-    HEAD +
-      'Subject: ' +
-      Array.from({ length: 100000 }, (_, i) => ew(rand, i)).join('') +
-      '\r\n\r\nbody\r\n',
-  );
+  const words = (glue) => Array.from({ length: 100000 }, (_, i) => ew(rand, i)).join(glue);
+  add('encoded-words-100000', headed('Subject: ' + words(' ')));
+  add('encoded-words-100000-glued', headed('Subject: ' + words('')));
   add(
     'header-line-1mb',
-    HEAD +
-      'Subject: ' +
-      'x'.repeat(1 << 20) +
-      '\r\nX-Long: ' +
-      'ab, '.repeat(1 << 18) +
-      '\r\n\r\nbody\r\n',
+    headed(`Subject: ${'x'.repeat(1 << 20)}\r\nX-Long: ${'ab, '.repeat(1 << 18)}`),
   );
   add(
     'to-line-1mb',
@@ -130,12 +117,7 @@ function hostileMessages(seed = 15) {
   );
   add(
     'date-content-type-floods',
-    HEAD +
-      'Subject: s\r\nDate: ' +
-      '('.repeat(1 << 20) +
-      '\r\nContent-Type: ' +
-      'a/'.repeat(1 << 19) +
-      ' x\r\n\r\nbody\r\n',
+    headed(`Subject: s\r\nDate: ${'('.repeat(1 << 20)}\r\nContent-Type: ${'a/'.repeat(1 << 19)} x`),
   );
 
   // MIME structure

@@ -1,22 +1,20 @@
 'use strict';
 
-const { createTestDatabase } = require('./support/db');
+const { useCliSuite } = require('./support/db');
 const { msg, mboxOf } = require('./support/mail');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { runImport } = require('@mailgate/importer');
 
 // Store-level expunge variants and the statistics an import leaves behind (real PostgreSQL).
 describe('store: force expunge, restoreExpunged, statistics after import', () => {
+  const ctx = useCliSuite('sx');
   let db;
-  let tmp;
   let user;
   let mailboxId;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-sx-'));
-    const file = path.join(tmp, 'in.mbox');
+    db = ctx.db;
+    const file = path.join(ctx.tmp, 'in.mbox');
     const messages = [];
     for (let i = 1; i <= 40; i++) {
       messages.push(msg({ subject: `Note ${i}`, body: `Body ${i} MixedCase Word${i}\n` }));
@@ -33,10 +31,6 @@ describe('store: force expunge, restoreExpunged, statistics after import', () =>
     });
     user = await db.store.getUser('sx');
     mailboxId = (await db.store.getMailbox(user.id, 'INBOX')).id;
-  });
-  afterAll(async () => {
-    await db.drop();
-    fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   const visible = async () => (await db.store.scanHeaders(user.id, mailboxId)).map((r) => r.uid);

@@ -1,11 +1,10 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { threadIds } = require('@mailgate/store');
 const { runImport, deriveRow } = require('@mailgate/importer');
-const { createTestDatabase } = require('./support/db');
+const { useCliSuite } = require('./support/db');
 const { msg, mboxOf } = require('./support/mail');
 const { rng } = require('./support/rng');
 
@@ -17,18 +16,13 @@ const { rng } = require('./support/rng');
  * COPY/MOVE. After each step the stored ids must be exactly the full computation's.
  */
 describe('incremental thread stage', () => {
+  const ctx = useCliSuite('threads');
   let db;
-  let tmp;
   let user;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-threads-'));
+    db = ctx.db;
     user = await db.store.ensureUser('thr');
-  });
-  afterAll(async () => {
-    await db.drop();
-    fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   /** Stored thread ids and the full computation's, keyed `mailbox/uid`. */
@@ -106,7 +100,7 @@ describe('incremental thread stage', () => {
   }
 
   async function importMbox(name, mailbox, messages, batchSize) {
-    const file = path.join(tmp, name);
+    const file = path.join(ctx.tmp, name);
     fs.writeFileSync(file, mboxOf(messages));
     return runImport({
       store: db.store,

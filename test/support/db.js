@@ -68,8 +68,9 @@ function spawnCli(args, opts) {
 module.exports = { createTestDatabase, runCli, spawnCli, CLI };
 
 /**
- * Per-file fixture for CLI suites: a fresh database and a scratch folder, both removed after
- * the file. `ctx.db` is set in beforeAll.
+ * Per-file fixture: a fresh database and a scratch folder, both removed after the file;
+ * `ctx.cli` runs the CLI on that database. `ctx.db` is set in beforeAll (hooks of the file run
+ * after this one's: register an afterAll that must run before the drop before calling this).
  * @param {string} name scratch folder prefix
  * @returns {{db: Awaited<ReturnType<typeof createTestDatabase>>|null, tmp: string, cli: (args: string[], opts?: object) => ReturnType<typeof runCli>}}
  */

@@ -1,6 +1,6 @@
 'use strict';
 
-const { errorsFor, flag, mailboxParams, backend, security } = require('./common');
+const { errorsFor, flag, mailboxParams, queryWithBackend, security } = require('./common');
 
 /** POST /mailboxes/{mailbox}/messages */
 const append = {
@@ -11,15 +11,10 @@ const append = {
     'Flags and keywords as repeated `flags` parameters (`?flags=%5CDraft&flags=%5CSeen`).',
   security,
   params: mailboxParams,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      flags: { type: 'array', items: flag, maxItems: 50, default: [] },
-      internalDate: { type: 'string', format: 'date-time' },
-      backend,
-    },
-  },
+  querystring: queryWithBackend({
+    flags: { type: 'array', items: flag, maxItems: 50, default: [] },
+    internalDate: { type: 'string', format: 'date-time' },
+  }),
   response: {
     201: {
       type: 'object',

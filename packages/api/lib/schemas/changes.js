@@ -1,6 +1,6 @@
 'use strict';
 
-const { errorsFor, mailboxParams, backend, security, changedFlags } = require('./common');
+const { errorsFor, mailboxParams, queryWithBackend, security, changedFlags } = require('./common');
 
 /** GET /mailboxes/{mailbox}/changes */
 const changes = {
@@ -13,15 +13,10 @@ const changes = {
     "answer's `highestModseq`.",
   security,
   params: mailboxParams,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['since'],
-    properties: {
-      since: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-      backend,
-    },
-  },
+  querystring: queryWithBackend(
+    { since: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } },
+    ['since'],
+  ),
   response: {
     200: {
       type: 'object',

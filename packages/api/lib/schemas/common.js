@@ -119,11 +119,21 @@ const messageParams = {
   required: ['mailbox', 'uid'],
   properties: { mailbox: mailboxName, uid },
 };
-const backendQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { backend },
-};
+/**
+ * A route's querystring: these parameters and `backend` (every mail route can be asked of any
+ * storage path), no others.
+ * @param {object} [properties]
+ * @param {string[]} [required]
+ */
+function queryWithBackend(properties = {}, required) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    ...(required ? { required } : {}),
+    properties: { ...properties, backend },
+  };
+}
+const backendQuery = queryWithBackend();
 const tokenAnswer = {
   type: 'object',
   properties: { token: { type: 'string' }, expiresAt: { type: 'string' } },
@@ -160,6 +170,7 @@ module.exports = {
   mailboxParams,
   messageParams,
   backendQuery,
+  queryWithBackend,
   tokenAnswer,
   security,
   MAX_LIMIT,

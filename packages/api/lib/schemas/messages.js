@@ -5,12 +5,12 @@ const {
   headerProps,
   mailboxName,
   uid,
-  backend,
   mailboxParams,
   messageParams,
   security,
   MAX_LIMIT,
   backendQuery,
+  queryWithBackend,
 } = require('./common');
 
 /** GET /mailboxes/{mailbox}/messages */
@@ -22,16 +22,11 @@ const scan = {
     'streamed, one header row per line, in `order` (limit and cursor are ignored).',
   security,
   params: mailboxParams,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 50 },
-      cursor: { type: 'string', minLength: 1, maxLength: 512 },
-      order: { type: 'string', enum: ['uid', '-uid', 'date', '-date'], default: 'uid' },
-      backend,
-    },
-  },
+  querystring: queryWithBackend({
+    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 50 },
+    cursor: { type: 'string', minLength: 1, maxLength: 512 },
+    order: { type: 'string', enum: ['uid', '-uid', 'date', '-date'], default: 'uid' },
+  }),
   response: {
     200: {
       type: 'object',
@@ -53,19 +48,14 @@ const view = {
   summary: 'One message: headers, text, sanitized HTML, attachment list',
   security,
   params: messageParams,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      backend,
-      images: {
-        type: 'string',
-        enum: ['blocked', 'remote'],
-        default: 'blocked',
-        description: 'remote images in the HTML: blocked (URL kept in data-blocked-src) or loaded',
-      },
+  querystring: queryWithBackend({
+    images: {
+      type: 'string',
+      enum: ['blocked', 'remote'],
+      default: 'blocked',
+      description: 'remote images in the HTML: blocked (URL kept in data-blocked-src) or loaded',
     },
-  },
+  }),
   response: {
     200: {
       type: 'object',

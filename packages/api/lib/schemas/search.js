@@ -1,47 +1,49 @@
 'use strict';
 
-const { errorsFor, headerProps, mailboxName, backend, security, MAX_LIMIT } = require('./common');
+const {
+  errorsFor,
+  headerProps,
+  mailboxName,
+  queryWithBackend,
+  security,
+  MAX_LIMIT,
+} = require('./common');
 
 /** GET /search */
 const search = {
   tags: ['mail'],
   summary: 'Search with the query language (README "Query language"), ordered and paged',
   security,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      q: { type: 'string', maxLength: 4096, default: '' },
-      mailbox: mailboxName,
-      limit: { type: 'integer', minimum: 0, maximum: MAX_LIMIT, default: 50 },
-      order: {
-        type: 'string',
-        enum: [
-          'date',
-          '-date',
-          'uid',
-          '-uid',
-          'from',
-          '-from',
-          'subject',
-          '-subject',
-          'size',
-          '-size',
-        ],
-        description:
-          'rows by Date header, uid, sender name, base subject (without Re:/Fwd:) or size; ' +
-          '`-` first for descending; ties by mailbox and uid. Default: mailbox, then uid. ' +
-          'File backends order by uid only (501 otherwise).',
-      },
-      cursor: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 1024,
-        description: "the previous page's `nextCursor` (same q, mailbox and order)",
-      },
-      backend,
+  querystring: queryWithBackend({
+    q: { type: 'string', maxLength: 4096, default: '' },
+    mailbox: mailboxName,
+    limit: { type: 'integer', minimum: 0, maximum: MAX_LIMIT, default: 50 },
+    order: {
+      type: 'string',
+      enum: [
+        'date',
+        '-date',
+        'uid',
+        '-uid',
+        'from',
+        '-from',
+        'subject',
+        '-subject',
+        'size',
+        '-size',
+      ],
+      description:
+        'rows by Date header, uid, sender name, base subject (without Re:/Fwd:) or size; ' +
+        '`-` first for descending; ties by mailbox and uid. Default: mailbox, then uid. ' +
+        'File backends order by uid only (501 otherwise).',
     },
-  },
+    cursor: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      description: "the previous page's `nextCursor` (same q, mailbox and order)",
+    },
+  }),
   response: {
     200: {
       type: 'object',

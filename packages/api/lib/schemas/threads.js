@@ -1,6 +1,14 @@
 'use strict';
 
-const { errorsFor, headerProps, mailboxName, backend, security, MAX_LIMIT } = require('./common');
+const {
+  errorsFor,
+  headerProps,
+  mailboxName,
+  backendQuery,
+  queryWithBackend,
+  security,
+  MAX_LIMIT,
+} = require('./common');
 
 /** GET /threads */
 const list = {
@@ -10,16 +18,11 @@ const list = {
     'Thread ids are computed at import. `mailbox` keeps the threads with a message there ' +
     '(the counts still cover the whole thread). Pages follow `nextCursor`. pg and es only.',
   security,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      mailbox: mailboxName,
-      limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 50 },
-      cursor: { type: 'string', minLength: 1, maxLength: 1024 },
-      backend,
-    },
-  },
+  querystring: queryWithBackend({
+    mailbox: mailboxName,
+    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 50 },
+    cursor: { type: 'string', minLength: 1, maxLength: 1024 },
+  }),
   response: {
     200: {
       type: 'object',
@@ -57,11 +60,7 @@ const messages = {
       thread: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[0-9a-f/]+$' },
     },
   },
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: { backend },
-  },
+  querystring: backendQuery,
   response: {
     200: {
       type: 'object',

@@ -35,16 +35,7 @@ async function startPgServer(o = {}) {
     server,
     port,
     /** an imapflow client for user (not connected) */
-    client(user, pass, extra = {}) {
-      return new ImapFlow({
-        host: '127.0.0.1',
-        port,
-        secure: false,
-        auth: { user, pass },
-        logger: false,
-        ...extra,
-      });
-    },
+    client: (user, pass, extra) => loopbackClient(port, user, pass, extra),
     async close() {
       await server.close();
       await service.close();
@@ -54,4 +45,16 @@ async function startPgServer(o = {}) {
   };
 }
 
-module.exports = { startPgServer };
+/** An imapflow client of a test server on loopback, plain text, not connected yet. */
+function loopbackClient(port, user, pass, extra = {}) {
+  return new ImapFlow({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    auth: { user, pass },
+    logger: false,
+    ...extra,
+  });
+}
+
+module.exports = { startPgServer, loopbackClient };

@@ -5,6 +5,7 @@ const { ImapFlow } = require('imapflow');
 const { createImapServer } = require('../lib');
 const { MemoryService } = require('./memory-service');
 const { RawClient } = require('./raw-client');
+const { loopbackClient } = require('./helpers');
 
 const MSG1 = [
   'From: Alice Example <alice@example.com>',
@@ -65,13 +66,7 @@ afterAll(async () => {
 });
 
 function client(user = 'alice', pass = 'secret one') {
-  return new ImapFlow({
-    host: '127.0.0.1',
-    port,
-    secure: false,
-    auth: { user, pass },
-    logger: false,
-  });
+  return loopbackClient(port, user, pass);
 }
 
 test('greeting, CAPABILITY before and after login, LOGINDISABLED absent on loopback', async () => {

@@ -108,14 +108,7 @@ function inSet(ranges, n) {
  * @returns {string}
  */
 function formatSet(list) {
-  const nums = [...list].sort((a, b) => a - b);
-  const out = [];
-  for (let i = 0; i < nums.length; i++) {
-    const start = nums[i];
-    while (i + 1 < nums.length && nums[i + 1] === nums[i] + 1) i++;
-    out.push(start === nums[i] ? String(start) : `${start}:${nums[i]}`);
-  }
-  return out.join(',');
+  return formatOrdered([...list].sort((a, b) => a - b));
 }
 
 /**

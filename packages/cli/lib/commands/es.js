@@ -16,6 +16,12 @@ const { positiveInt } = require('../context');
 function register(program, ctx) {
   // The service owns the mirror (and closes it): ES_NOT_CONFIGURED without ELASTICSEARCH_URL.
   const withMirror = (fn) => ctx.withService((service) => fn(service.openMirror(), service));
+  // Every user, or the one of --user (USER_NOT_FOUND before any work when it does not exist).
+  const forUsers = (o, fn) =>
+    withMirror(async (m, service) => {
+      if (o.user) await service.users.get(o.user);
+      return fn(m, { user: o.user });
+    });
   const cmd = program
     .command('es')
     .description('the Elasticsearch mirror (needs ELASTICSEARCH_URL; see packages/es/README.md)');
@@ -61,10 +67,7 @@ function register(program, ctx) {
     .option('--user <user>', 'only this user')
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
-      const r = await withMirror(async (m, service) => {
-        if (o.user) await service.users.get(o.user);
-        return es.reindex(m, { user: o.user });
-      });
+      const r = await forUsers(o, es.reindex);
       ctx.out(o.json, r, (x) => {
         for (const u of x.users) {
           process.stderr.write(
@@ -80,10 +83,7 @@ function register(program, ctx) {
     .option('--user <user>', 'only this user')
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
-      const r = await withMirror(async (m, service) => {
-        if (o.user) await service.users.get(o.user);
-        return es.verify(m, { user: o.user });
-      });
+      const r = await forUsers(o, es.verify);
       ctx.out(o.json, r, (x) => {
         for (const u of x.users) {
           if (u.mappingOutdated) {

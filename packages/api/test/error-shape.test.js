@@ -1,6 +1,7 @@
 'use strict';
 
 const http = require('node:http');
+const net = require('node:net');
 const { setup, req } = require('./helpers');
 const { inbox } = require('./fixtures');
 
@@ -26,6 +27,18 @@ const coded = (r) => {
   expect(JSON.stringify(body)).not.toMatch(/statusCode|node_modules|at .*\.js/);
   return [r.statusCode, body.error.code];
 };
+
+/** Bytes written as they are on a new connection; resolves with all the server sent until it closed. */
+function rawBytes(bytes) {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const s = net.connect(Number(u.port), u.hostname, () => s.write(bytes));
+    let b = '';
+    s.on('data', (d) => (b += d));
+    s.on('close', () => resolve(b));
+    s.on('error', reject);
+  });
+}
 
 /** A raw HTTP/1.1 request: the path is sent exactly as given (no normalisation). */
 function raw(path, headers = {}) {
@@ -108,32 +121,14 @@ describe("Node's and Fastify's own errors", () => {
   });
 
   test('a malformed request line is 400 with a code', async () => {
-    const net = require('node:net');
-    const u = new URL(base);
-    const text = await new Promise((resolve, reject) => {
-      const s = net.connect(Number(u.port), u.hostname, () => s.write('GARBAGE / HTTP/9\r\n\r\n'));
-      let b = '';
-      s.on('data', (d) => (b += d));
-      s.on('close', () => resolve(b));
-      s.on('error', reject);
-    });
+    const text = await rawBytes('GARBAGE / HTTP/9\r\n\r\n');
     expect(text).toMatch(/^HTTP\/1\.1 400 /);
     const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
     expect(body.error.code).toBe('INVALID_INPUT');
   });
 
   test('a request whose headers never finish is 408 REQUEST_TIMEOUT', async () => {
-    const net = require('node:net');
-    const u = new URL(base);
-    const text = await new Promise((resolve, reject) => {
-      const s = net.connect(Number(u.port), u.hostname, () =>
-        s.write('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n'),
-      );
-      let b = '';
-      s.on('data', (d) => (b += d));
-      s.on('close', () => resolve(b));
-      s.on('error', reject);
-    });
+    const text = await rawBytes('GET /api/v1/health HTTP/1.1\r\nHost: x\r\n');
     expect(text).toMatch(/^HTTP\/1\.1 408 /);
     const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
     expect(body.error.code).toBe('REQUEST_TIMEOUT');

@@ -405,7 +405,15 @@ class PgStore {
       // with its rows, so a resumed import redoes exactly what was lost. Saves an fsync wait
       // per batch.
       await client.query('SET LOCAL synchronous_commit = off');
-      const timings = { copyMs: 0, sourcesMs: 0, outboxMs: 0, waitMs: 0, threadMs: 0, commitMs: 0 };
+      const timings = {
+        copyMs: 0,
+        sourcesMs: 0,
+        outboxMs: 0,
+        waitMs: 0,
+        statsMs: 0,
+        threadMs: 0,
+        commitMs: 0,
+      };
       let t = process.hrtime.bigint();
       const lap = (name) => {
         const now = process.hrtime.bigint();
@@ -441,6 +449,8 @@ class PgStore {
       lap('outboxMs');
       if (opts.after) await opts.after;
       lap('waitMs');
+      await statsForNewPartition(client, userId);
+      lap('statsMs');
       // Thread stage, incremental: after the previous batch committed (its messages are the
       // likeliest parents), under the user's thread lock (appends and copies take it too).
       await threads.lockThreads(db, userId);
@@ -624,6 +634,27 @@ async function lookupIn(knex, userId, mailboxId, items) {
     [items.map((i) => i.hash), items.map((i) => i.dup), userId, mailboxId],
   );
   return new Set(r.rows.map((x) => `${x.content_hash.toString('hex')}:${x.dup_index}`));
+}
+
+/**
+ * Gives a user's message partition planner statistics when it has none (never analyzed: a
+ * new user's first import batch). Without them PostgreSQL takes the partition for a few rows
+ * whatever it holds and plans the thread stage's lookups by (mailbox, uid) as scans of the
+ * whole mailbox, per batch or per looked-up message. Only the key columns: a few ms. Runs in
+ * the batch's transaction after the previous batch committed (its rows count, and no two
+ * batches analyze at once).
+ * @param {{query: Function}} client
+ * @param {number} userId
+ */
+async function statsForNewPartition(client, userId) {
+  const id = Number(userId);
+  if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
+  const r = await client.query('SELECT reltuples FROM pg_class WHERE oid = $1::regclass', [
+    `messages_u${id}`,
+  ]);
+  if (r.rows.length && Number(r.rows[0].reltuples) < 0) {
+    await client.query(`ANALYZE messages_u${id} (user_id, mailbox_id, uid)`);
+  }
 }
 
 async function createPartitions(trx, userId) {

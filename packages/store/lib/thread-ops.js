@@ -193,15 +193,24 @@ function byMailbox(msgs) {
   return out;
 }
 
-/** Live messages holding any of the keys (a message holding several comes once per key). */
+/**
+ * Live messages holding any of the keys (a message holding several comes once per key).
+ * The keys are looked up first and each message by its primary key, whatever the statistics
+ * say: during an import the user's partition is not analyzed yet (the planner takes it for
+ * one row), and a plain join was planned with messages outside and the key lookup repeated
+ * per message (81 ms for 750 messages × 190 keys; the lateral subquery with OFFSET 0 is not
+ * flattened, so it stays the inner side).
+ */
 async function messagesByKeys(db, userId, keys) {
   if (!keys.length) return [];
   const r = await db.raw(
-    `SELECT ${THREAD_COLUMNS}
-       FROM thread_keys k
-       JOIN messages m ON m.user_id = k.user_id AND m.mailbox_id = k.mailbox_id AND m.uid = k.uid
-      WHERE k.user_id = ? AND k.key = ANY(?::bytea[]) AND NOT m.expunged`,
-    [userId, keys],
+    `SELECT x.* FROM thread_keys k
+      CROSS JOIN LATERAL (
+        SELECT ${THREAD_COLUMNS} FROM messages m
+         WHERE m.user_id = ? AND m.mailbox_id = k.mailbox_id AND m.uid = k.uid AND NOT m.expunged
+        OFFSET 0) x
+      WHERE k.user_id = ? AND k.key = ANY(?::bytea[])`,
+    [userId, userId, keys],
   );
   return r.rows.map(threadMsg);
 }
@@ -364,11 +373,13 @@ async function writeRootKeys(db, userId, after, before) {
   }
   const add = rowsOf([...roots]);
   if (add.keys.length) {
+    // One index probe per key (OFFSET 0 keeps the subquery a subplan): as a join, a new
+    // user's keys (not in thread_keys' statistics yet) were read whole into a hash per batch.
     await db.raw(
       `INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
        SELECT ?, v.k, v.b, v.u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
         WHERE NOT EXISTS (SELECT 1 FROM thread_keys t WHERE t.user_id = ? AND t.key = v.k
-                             AND t.mailbox_id = v.b AND t.uid = v.u)`,
+                             AND t.mailbox_id = v.b AND t.uid = v.u OFFSET 0)`,
       [userId, add.keys, add.boxes, add.uids, userId],
     );
   }

@@ -1,6 +1,8 @@
 'use strict';
 
+const { errors } = require('@mailgate/core');
 const { searchEs } = require('@mailgate/es');
+const paging = require('./paging');
 const { PgBackend } = require('./pg-backend');
 
 /*
@@ -21,8 +23,19 @@ class EsBackend extends PgBackend {
     this.mirror = ctx.mirror;
   }
 
-  /** @protected */
-  async findHits(ast, mailboxId, names) {
+  /**
+   * The mirror's hits: `in:` and the mailbox name are checked against the user's mailboxes
+   * here (ES answers from the mirror, which knows ids only).
+   * @protected
+   */
+  async findHits(ast, mailbox) {
+    const names = await this.store.mailboxNamesById(this.user.id);
+    await paging.checkMailboxes(ast, async () => [...names.values()]);
+    let mailboxId;
+    if (mailbox != null) {
+      mailboxId = [...names].find(([, n]) => n === mailbox)?.[0];
+      if (mailboxId == null) throw new errors.MAILBOX_NOT_FOUND(mailbox);
+    }
     const r = await searchEs(this.mirror, this.user.id, ast, { mailboxId });
     return r.hits.map((h) => ({ mailbox: names.get(h.mailboxId), uid: h.uid, id: h.mailboxId }));
   }

@@ -1,15 +1,19 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const { splitFlags } = require('@mailgate/store');
+const { splitFlags, byName } = require('@mailgate/store');
 const { deriveRow } = require('@mailgate/importer');
 const { MailBackend, OPERATIONS } = require('./backend');
 const paging = require('./paging');
 
 /*
  * The PostgreSQL backend: every operation of the interface, on @mailgate/store methods only
- * (no SQL here). Mailboxes are named; ids stay inside. Expunge hides at once and leaves the
- * purge to the service's purger (two-phase, see @mailgate/store expunge/purgeExpunged).
+ * (no SQL here). Mailboxes are named; ids stay inside. A mailbox goes to the store by name
+ * (byName): the store resolves it in the statement that reads or locks the mailbox, so an
+ * operation costs no round trip of its own for the name, and a rename or delete in another
+ * session never makes it hit another mailbox (no id is held between two statements). Expunge
+ * hides at once and leaves the purge to the service's purger (two-phase, see @mailgate/store
+ * expunge/purgeExpunged).
  */
 
 class PgBackend extends MailBackend {
@@ -39,7 +43,11 @@ class PgBackend extends MailBackend {
     }
   }
 
-  /** @param {string} name */
+  /**
+   * The mailbox's id, by a statement of its own: only for the whole-mailbox streams, whose
+   * first statement runs later (their one extra round trip is nothing beside a stream).
+   * @param {string} name
+   */
   async mailboxId(name) {
     return (await this.store.getMailbox(this.user.id, name)).id;
   }
@@ -52,6 +60,7 @@ class PgBackend extends MailBackend {
 
   async status(mailbox) {
     const mb = await this.store.getMailbox(this.user.id, mailbox);
+    // By id: the counts of the very mailbox whose row was just read.
     const c = await this.store.countMessages(this.user.id, mb.id);
     return {
       name: mb.name,
@@ -65,7 +74,7 @@ class PgBackend extends MailBackend {
   }
 
   async scan(mailbox, opts = {}) {
-    const id = await this.mailboxId(mailbox);
+    const id = byName(mailbox);
     const { desc, sort } = paging.scanOrder(opts);
     const after = paging.decodeCursor(opts.cursor);
     if (opts.limit == null && sort === 'uid' && !after) {
@@ -127,8 +136,7 @@ class PgBackend extends MailBackend {
 
   /** One query for the whole list (store.sourcesFor), prefix read in PostgreSQL. */
   async getRawMany(mailbox, uids, opts = {}) {
-    const id = await this.mailboxId(mailbox);
-    const rows = await this.store.sourcesFor(this.user.id, id, uids.map(Number), {
+    const rows = await this.store.sourcesFor(this.user.id, byName(mailbox), uids.map(Number), {
       prefix: opts.prefix,
     });
     return new Map(rows.map((r) => [r.uid, r.raw]));
@@ -147,35 +155,33 @@ class PgBackend extends MailBackend {
 
   /** @protected */
   async fetchMessage(mailbox, uid) {
-    const id = await this.mailboxId(mailbox);
-    const m = await this.store.getMessage(this.user.id, id, Number(uid));
+    const m = await this.store.getMessage(this.user.id, byName(mailbox), Number(uid));
     if (!m) throw new errors.MESSAGE_NOT_FOUND(String(uid));
     return { row: m.header, raw: m.raw };
   }
 
   /**
-   * Hits of a query as `[{mailbox, uid}]` (mailbox then uid order). The es backend
-   * overrides this one step.
+   * Hits of a query as `[{mailbox, uid, id}]` (mailbox then uid order), in one statement:
+   * the store checks `in:` and resolves the mailbox name (MAILBOX_NOT_FOUND) itself, and
+   * names the hits. The es backend overrides this one step.
    * @protected
+   * @param {object} ast
+   * @param {string|undefined} mailbox
    */
-  async findHits(ast, mailboxId, names) {
-    const r = await this.store.search(this.user.id, ast, { mailboxId });
-    return r.hits.map((h) => ({ mailbox: names.get(h.mailboxId), uid: h.uid, id: h.mailboxId }));
+  async findHits(ast, mailbox) {
+    const r = await this.store.search(
+      this.user.id,
+      ast,
+      mailbox != null ? { mailbox: byName(mailbox) } : { withNames: true },
+    );
+    return r.hits.map((h) => ({ mailbox: h.mailbox, uid: h.uid, id: h.mailboxId }));
   }
 
   async search(query, opts = {}) {
     const ast = paging.toAst(query);
-    const names = await this.store.mailboxNamesById(this.user.id);
-    // pg's store checks this itself; es answers from the mirror, so it is checked here too.
-    await paging.checkMailboxes(ast, async () => [...names.values()]);
-    let mailboxId;
-    if (opts.mailbox != null) {
-      // from the names already read: one query less per search
-      mailboxId = [...names].find(([, n]) => n === opts.mailbox)?.[0];
-      if (mailboxId == null) throw new errors.MAILBOX_NOT_FOUND(opts.mailbox);
-    }
     const { sort, desc } = paging.searchOrder(opts.order);
-    let hits = await this.findHits(ast, mailboxId, names);
+    let hits = await this.findHits(ast, opts.mailbox == null ? undefined : String(opts.mailbox));
+    const names = new Map(hits.map((h) => [h.id, h.mailbox]));
     if (sort) {
       // Webmail orders (date, sender …): the store sorts the hits by its columns.
       const ordered = await this.store.orderHits(
@@ -205,12 +211,11 @@ class PgBackend extends MailBackend {
 
   async setFlags(mailbox, uidsOrQuery, add = [], remove = []) {
     await this.writable();
-    const id = await this.mailboxId(mailbox);
     const sel = Array.isArray(uidsOrQuery)
       ? { uids: uidsOrQuery.map(Number) }
       : { query: paging.toAst(uidsOrQuery) };
     // the store refuses an `in:` of a mailbox the user does not have (INVALID_QUERY)
-    return this.store.setFlags(this.user.id, id, { ...sel, add, remove });
+    return this.store.setFlags(this.user.id, byName(mailbox), { ...sel, add, remove });
   }
 
   /**
@@ -219,10 +224,9 @@ class PgBackend extends MailBackend {
    */
   async expunge(mailbox, uids, opts = {}) {
     await this.writable();
-    const id = await this.mailboxId(mailbox);
     const sel = uids ? { uids: uids.map(Number), force: Boolean(opts.force) } : {};
-    const r = await this.store.expunge(this.user.id, id, sel);
-    if (r.expunged.length && this.purger) this.purger.schedule(this.user.id, id);
+    const { mailboxId, ...r } = await this.store.expunge(this.user.id, byName(mailbox), sel);
+    if (r.expunged.length && this.purger) this.purger.schedule(this.user.id, mailboxId);
     return r;
   }
 
@@ -233,16 +237,11 @@ class PgBackend extends MailBackend {
    */
   async restoreExpunged(mailbox, uids) {
     await this.writable();
-    return this.store.restoreExpunged(
-      this.user.id,
-      await this.mailboxId(mailbox),
-      uids.map(Number),
-    );
+    return this.store.restoreExpunged(this.user.id, byName(mailbox), uids.map(Number));
   }
 
   async append(mailbox, raw, opts = {}) {
     await this.writable();
-    const id = await this.mailboxId(mailbox);
     const buf = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
     const d = deriveRow(buf);
     // A message the parser refuses (binary, no header) is still stored as given: APPEND
@@ -250,7 +249,7 @@ class PgBackend extends MailBackend {
     const row = d.ok ? d.row : emptyRow(buf);
     const { flags, keywords } = splitFlags(opts.flags || []);
     const internalDate = opts.internalDate ? new Date(opts.internalDate) : undefined;
-    const r = await this.store.appendMessage(this.user.id, id, {
+    const r = await this.store.appendMessage(this.user.id, byName(mailbox), {
       raw: buf,
       row,
       flags,
@@ -329,7 +328,7 @@ class PgBackend extends MailBackend {
   }
 
   async changesSince(mailbox, modseq) {
-    return this.store.changesSince(this.user.id, await this.mailboxId(mailbox), Number(modseq));
+    return this.store.changesSince(this.user.id, byName(mailbox), Number(modseq));
   }
 
   /**
@@ -339,7 +338,7 @@ class PgBackend extends MailBackend {
    * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string}>>}
    */
   async getImapMeta(mailbox, uids) {
-    return this.store.getImapMeta(this.user.id, await this.mailboxId(mailbox), uids);
+    return this.store.getImapMeta(this.user.id, byName(mailbox), uids);
   }
 
   /**
@@ -348,7 +347,7 @@ class PgBackend extends MailBackend {
    * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
    */
   async putImapMeta(mailbox, list) {
-    await this.store.putImapMeta(this.user.id, await this.mailboxId(mailbox), list);
+    await this.store.putImapMeta(this.user.id, byName(mailbox), list);
   }
 }
 

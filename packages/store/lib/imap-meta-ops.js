@@ -7,25 +7,31 @@
  * change, so a reader that saw NULL and one that sees the value agree.
  */
 
+const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
+
 const imapMetaOps = {
   /**
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {number[]} uids
    * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string}>>}
    *   only the uids whose metadata is stored
    */
-  async getImapMeta(userId, mailboxId, uids) {
+  async getImapMeta(userId, mailbox, uids) {
     const out = new Map();
-    if (!uids.length) return out;
-    const r = await this.knex.raw(
+    if (!uids.length && !isName(mailbox)) return out;
+    const { mailbox: mb, rows } = await inMailbox(
+      this.knex,
+      userId,
+      mailbox,
       `SELECT m.uid, m.imap_envelope, m.imap_body, m.imap_bodystructure, m.imap_fields
          FROM messages m
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = ANY(?::bigint[])
+        WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = ANY(?::bigint[])
           AND m.imap_envelope IS NOT NULL AND NOT m.expunged`,
-      [userId, mailboxId, uids],
+      [userId, uids],
     );
-    for (const x of r.rows) {
+    mustExist(mailbox, mb);
+    for (const x of rows) {
       out.set(Number(x.uid), {
         envelope: x.imap_envelope,
         body: x.imap_body,
@@ -38,28 +44,40 @@ const imapMetaOps = {
 
   /**
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
    */
-  async putImapMeta(userId, mailboxId, list) {
-    if (!list.length) return;
-    await this.knex.raw(
-      `UPDATE messages m
-          SET imap_envelope = v.envelope, imap_body = v.body,
-              imap_bodystructure = v.bodystructure, imap_fields = v.fields
-         FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
-              AS v(uid, envelope, body, bodystructure, fields)
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid`,
+  async putImapMeta(userId, mailbox, list) {
+    if (!list.length && !isName(mailbox)) return;
+    const w = mailboxWhere(mailbox);
+    // The mailbox resolved by the update's own statement; `found` tells a missing one.
+    const r = await this.knex.raw(
+      `WITH b AS (SELECT b.id FROM mailboxes b WHERE b.user_id = ? AND ${w.sql}),
+            u AS (
+              UPDATE messages m
+                 SET imap_envelope = v.envelope, imap_body = v.body,
+                     imap_bodystructure = v.bodystructure, imap_fields = v.fields
+                FROM b, unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
+                     AS v(uid, envelope, body, bodystructure, fields)
+               WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = v.uid
+              RETURNING 1)
+       SELECT (SELECT count(*) FROM b)::int AS found, (SELECT count(*) FROM u)::int AS updated`,
       [
+        userId,
+        w.value,
         list.map((x) => x.uid),
         list.map((x) => x.envelope),
         list.map((x) => x.body),
         list.map((x) => x.bodystructure),
         list.map((x) => x.fields),
         userId,
-        mailboxId,
       ],
     );
+    if (!r.rows[0].found) {
+      mustExist(mailbox, null);
+      return;
+    }
+    if (!list.length) return;
     // Rows that grew past their page's free space were updated out of place (not HOT): their
     // trigram and tsvector entries went to the GIN pending lists, which every substring search
     // then scans (~190 ms per search on 21k messages after a first sync, until autovacuum).

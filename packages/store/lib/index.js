@@ -12,6 +12,7 @@ const { splitFlags, SYSTEM_FLAGS } = require('@mailgate/readers');
 const { hashToken } = require('./tokens');
 const { threadIds, baseSubject } = require('./thread-ops');
 const { HealthProbe } = require('./health-probe');
+const { byName } = require('./mailbox-ref');
 
 Object.assign(
   PgStore.prototype,
@@ -35,4 +36,5 @@ module.exports = {
   threadIds,
   baseSubject,
   HealthProbe,
+  byName,
 };

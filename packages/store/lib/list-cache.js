@@ -24,6 +24,8 @@
  * This module runs SQL, so it lives in the store (the only SQL owner).
  */
 
+const { isName, mailboxWhere } = require('./mailbox-ref');
+
 // NDJSON chunks are about this many characters (64 KB). The API cuts a stream whose socket
 // has not drained for its stall timeout (api streams.js), and one chunk must drain well within
 // it for a slow but reading client: 64 KB at 6.4 KB/s takes 10 s, 1 MB would need 100 KB/s.
@@ -67,6 +69,7 @@ class ListCache {
     this.tooLarge = new Set(); // mailboxes seen larger than the whole budget (bounded below)
     this.loading = new Map(); // background loads in flight (warm)
     this.fullLoads = new Map(); // full reads in flight, shared by concurrent callers
+    this.names = new Map(); // `${userId}:${name}` -> mailbox id at the last read (cachedId)
     // NDJSON line per cached row. A cached row is frozen and replaced (never changed) when its
     // message changes, so a line never goes stale; it is collected with its row, which bounds
     // it by the row budget above (a line is about the size of its row).
@@ -76,6 +79,20 @@ class ListCache {
     // BODY_BYTES over all mailboxes, least recently streamed dropped first.
     this.bodies = new Map(); // key -> {list, desc, chunks, bytes}
     this.bodyBytes = 0;
+  }
+
+  /**
+   * The id of a mailbox (by id, or byName) whose rows are in memory, else null. For a name
+   * this is only a hint of which path to take (the name → id seen by the last read): every
+   * read still resolves the name in its own statement (rowsOf), so a rename or delete in
+   * another session never makes a read hit the wrong mailbox.
+   * @param {number} userId
+   * @param {number|{name: string}} ref
+   * @returns {number|null}
+   */
+  cachedId(userId, ref) {
+    const id = isName(ref) ? this.names.get(`${userId}:${ref.name}`) : ref;
+    return id != null && this.entries.has(`${userId}:${id}`) ? id : null;
   }
 
   /**
@@ -126,19 +143,26 @@ class ListCache {
    * All visible header rows of a mailbox in uid order, exact as of this call.
    * @param {import('knex').Knex} knex
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} ref mailbox id, or byName(name)
    * @returns {Promise<ReadonlyArray<object>|null>} null when the mailbox does not exist
    */
-  async rowsOf(knex, userId, mailboxId) {
-    const key = `${userId}:${mailboxId}`;
-    const mb = await knex('mailboxes')
-      .select('uidvalidity', 'highestmodseq')
-      .where({ user_id: userId, id: mailboxId })
-      .first();
+  async rowsOf(knex, userId, ref) {
+    // The mailbox row by id or by name, in one statement (mailbox-ref.js).
+    const w = mailboxWhere(ref);
+    const mb = (
+      await knex.raw(
+        `SELECT b.id, b.uidvalidity, b.highestmodseq FROM mailboxes b
+          WHERE b.user_id = ? AND ${w.sql}`,
+        [userId, w.value],
+      )
+    ).rows[0];
+    if (isName(ref)) this.noteName(userId, ref.name, mb ? Number(mb.id) : null);
     if (!mb) {
-      this.drop(key);
+      if (!isName(ref)) this.drop(`${userId}:${ref}`);
       return null;
     }
+    const mailboxId = Number(mb.id);
+    const key = `${userId}:${mailboxId}`;
     const modseq = Number(mb.highestmodseq);
     const uidvalidity = Number(mb.uidvalidity);
     let e = this.entries.get(key);
@@ -171,6 +195,16 @@ class ListCache {
     e.uidvalidity = uidvalidity;
     this.store(key, e);
     return e.list;
+  }
+
+  /** Remembers (or forgets) which mailbox a name denoted at the last read: a hint only. */
+  noteName(userId, name, id) {
+    const k = `${userId}:${name}`;
+    if (id == null) this.names.delete(k);
+    else if (this.names.get(k) !== id) {
+      if (this.names.size >= 10000) this.names.clear();
+      this.names.set(k, id);
+    }
   }
 
   async load(knex, userId, mailboxId) {

@@ -10,6 +10,7 @@ const { parseQuery } = require('./pg-store');
 const { HEADER_COLUMNS, HEADER_JSON_SQL, headerRow } = require('./header-row');
 const { splitFlags } = require('@mailgate/readers');
 const { pageOf } = require('./list-cache');
+const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
 
 /*
  * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
@@ -65,68 +66,89 @@ const mailOps = {
   /**
    * One page of header rows in uid or date order, keyset-paged.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {{limit: number, order?: 'uid'|'date', desc?: boolean, after?: {uid: number, date?: string}|null, withTotal?: boolean}} opts
    *   withTotal: also count the mailbox's visible messages (from the same cached list when
    *   the page comes from the list cache: one read of the mailbox row for both)
    * @returns {Promise<{rows: object[], next: {uid: number, date: string}|null, total?: number}>}
    *   next: the keyset position after the last row when more rows follow
    */
-  async scanPage(userId, mailboxId, opts) {
-    if (!opts.withTotal) return this.pageOnly(userId, mailboxId, opts);
-    if (this.listCache && opts.order !== 'date' && this.listCache.has(userId, mailboxId)) {
-      const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
+  async scanPage(userId, mailbox, opts) {
+    const { rows, next, total } = await this.pageAndTotal(userId, mailbox, opts);
+    return opts.withTotal ? { rows, next, total } : { rows, next };
+  },
+
+  /** @private */
+  async pageAndTotal(userId, mailbox, opts) {
+    const cache = this.listCache;
+    const cached = cache ? cache.cachedId(userId, mailbox) : null;
+    if (cached != null && opts.order !== 'date') {
+      // uid order: a page of the list cache and its length (one read of the mailbox row).
+      const list = await cache.rowsOf(this.knex, userId, mailbox);
+      mustExist(mailbox, list);
       if (!list) return { rows: [], next: null, total: 0 };
       return { ...pageFromList(list, opts), total: list.length };
     }
-    if (this.listCache && this.listCache.has(userId, mailboxId)) {
-      // Date order with the mailbox cached: the page by SQL, which also reads the mailbox's
-      // HIGHESTMODSEQ in the same snapshot; when the cached list is of that modseq, its length
-      // is the exact total (one round trip, no count).
-      const page = await this.pageOnly(userId, mailboxId, { ...opts, withModseq: true });
-      const list =
-        page.modseq == null ? null : this.listCache.current(userId, mailboxId, page.modseq);
-      if (list) return { rows: page.rows, next: page.next, total: list.length };
-      const { total } = await this.countMessages(userId, mailboxId);
-      return { rows: page.rows, next: page.next, total };
+    if (!opts.withTotal) return this.pageOnly(userId, mailbox, opts);
+    if (cached != null) {
+      // Date order with the mailbox cached: the page by SQL, whose statement also reads the
+      // mailbox row (HIGHESTMODSEQ, same snapshot); when the cached list is of that modseq,
+      // its length is the exact total (one round trip, no count).
+      const page = await this.pageOnly(userId, mailbox, opts);
+      const mb = page.mailbox;
+      const list = mb ? cache.current(userId, mb.id, mb.highestmodseq) : null;
+      if (list) return { ...page, total: list.length };
+      const { total } = mb ? await this.countMessages(userId, mb.id) : { total: 0 };
+      return { ...page, total };
     }
-    // Two independent reads: side by side, the page costs the slower one, not the sum.
-    const [{ total }, page] = await Promise.all([
-      this.countMessages(userId, mailboxId),
-      this.pageOnly(userId, mailboxId, opts),
+    // Two independent reads: side by side, the page costs the slower one, not the sum. Each
+    // resolves the name itself; should a rename in between make them name two mailboxes, the
+    // count is read again for the page's.
+    const [count, page] = await Promise.all([
+      this.countIn(userId, mailbox),
+      this.pageOnly(userId, mailbox, opts),
     ]);
-    return { ...page, total };
+    if (page.mailbox && (!count.mailbox || count.mailbox.id !== page.mailbox.id)) {
+      return { ...page, total: (await this.countIn(userId, page.mailbox.id)).total };
+    }
+    return { ...page, total: count.total };
   },
 
-  /** @private scanPage without the count. */
-  async pageOnly(userId, mailboxId, opts) {
-    if (this.listCache && opts.order !== 'date' && !this.listCache.has(userId, mailboxId)) {
-      // Not cached yet: this page by SQL (a few ms), the whole mailbox loads in the background.
-      this.listCache.warm(this.knex, userId, mailboxId);
-    } else if (this.listCache && opts.order !== 'date') {
+  /**
+   * @private scanPage without the count, with the mailbox row the statement read
+   * ({id, highestmodseq}; absent when the page came from the list cache).
+   */
+  async pageOnly(userId, mailbox, opts) {
+    const cache = this.listCache;
+    if (cache && opts.order !== 'date' && cache.cachedId(userId, mailbox) != null) {
       // uid order: a page of the list cache (exact by modseq, see list-cache.js).
-      const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
+      const list = await cache.rowsOf(this.knex, userId, mailbox);
+      mustExist(mailbox, list);
       if (!list) return { rows: [], next: null };
       return pageFromList(list, opts);
     }
     const k = keyset(opts);
-    // withModseq: the mailbox's HIGHESTMODSEQ read by the same statement (same snapshot).
-    const modseqCol = opts.withModseq
-      ? ', (SELECT b.highestmodseq FROM mailboxes b WHERE b.id = m.mailbox_id AND b.user_id = m.user_id) AS mb_modseq'
-      : '';
-    const r = await this.knex.raw(
-      `SELECT ${HEADER_COLUMNS}, ${SORT_DATE_TEXT} AS sort_date${modseqCol} FROM messages m
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ${k.where}
+    const { mailbox: mb, rows: found } = await inMailbox(
+      this.knex,
+      userId,
+      mailbox,
+      `SELECT ${HEADER_COLUMNS}, ${SORT_DATE_TEXT} AS sort_date FROM messages m
+        WHERE m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged ${k.where}
         ORDER BY ${k.orderBy} LIMIT ?`,
-      [userId, mailboxId, ...k.bindings, opts.limit + 1],
+      [userId, ...k.bindings, opts.limit + 1],
     );
-    const more = r.rows.length > opts.limit;
-    const rows = more ? r.rows.slice(0, opts.limit) : r.rows;
+    mustExist(mailbox, mb);
+    if (mb && cache && opts.order !== 'date' && !cache.has(userId, mb.id)) {
+      // Not cached yet: this page by SQL (a few ms), the whole mailbox loads in the background.
+      cache.warm(this.knex, userId, mb.id);
+    }
+    const more = found.length > opts.limit;
+    const rows = more ? found.slice(0, opts.limit) : found;
     const last = rows[rows.length - 1];
     return {
       rows: rows.map(headerRow),
       next: more ? { uid: Number(last.uid), date: last.sort_date } : null,
-      ...(opts.withModseq && r.rows.length ? { modseq: Number(r.rows[0].mb_modseq) } : {}),
+      mailbox: mb,
     };
   },
 
@@ -247,45 +269,53 @@ const mailOps = {
    * uncompressed out of line (STORAGE EXTERNAL), so PostgreSQL reads only the TOAST chunks
    * holding them — a header-only FETCH never drags bodies through the buffer cache.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {number[]} uids
    * @param {{prefix?: number}} [opts]
    * @returns {Promise<Array<{uid: number, raw: Buffer}>>}
    */
-  async sourcesFor(userId, mailboxId, uids, opts = {}) {
-    if (!uids.length) return [];
+  async sourcesFor(userId, mailbox, uids, opts = {}) {
+    if (!uids.length && !isName(mailbox)) return [];
     const prefix = Number(opts.prefix) > 0 ? Math.floor(Number(opts.prefix)) : null;
     const col = prefix ? 'substring(s.raw from 1 for ?::int)' : 's.raw';
-    const r = await this.knex.raw(
+    const { mailbox: mb, rows } = await inMailbox(
+      this.knex,
+      userId,
+      mailbox,
       `SELECT s.uid, ${col} AS raw FROM message_sources s
          JOIN messages m
            ON m.user_id = s.user_id AND m.mailbox_id = s.mailbox_id AND m.uid = s.uid
-        WHERE s.user_id = ? AND s.mailbox_id = ? AND s.uid = ANY(?::bigint[])
-          AND m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged
+        WHERE s.user_id = ? AND s.mailbox_id = b.id AND s.uid = ANY(?::bigint[])
+          AND m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged
         ORDER BY s.uid`,
-      [...(prefix ? [prefix] : []), userId, mailboxId, uids, userId, mailboxId],
+      [...(prefix ? [prefix] : []), userId, uids, userId],
     );
-    return r.rows.map((x) => ({ uid: Number(x.uid), raw: x.raw }));
+    mustExist(mailbox, mb);
+    return rows.map((x) => ({ uid: Number(x.uid), raw: x.raw }));
   },
 
   /**
    * One message's header row and raw bytes, or null (also for expunged messages).
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {number} uid
    * @returns {Promise<{header: object, raw: Buffer}|null>}
    */
-  async getMessage(userId, mailboxId, uid) {
-    const r = await this.knex.raw(
+  async getMessage(userId, mailbox, uid) {
+    const { mailbox: mb, rows } = await inMailbox(
+      this.knex,
+      userId,
+      mailbox,
       `SELECT ${HEADER_COLUMNS}, s.raw FROM messages m
          JOIN message_sources s
            ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = ? AND NOT m.expunged
-          AND s.user_id = ? AND s.mailbox_id = ?`,
-      [userId, mailboxId, uid, userId, mailboxId],
+        WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = ? AND NOT m.expunged
+          AND s.user_id = ? AND s.mailbox_id = b.id`,
+      [userId, uid, userId],
     );
-    if (!r.rows.length) return null;
-    return { header: headerRow(r.rows[0]), raw: r.rows[0].raw };
+    mustExist(mailbox, mb);
+    if (!rows.length) return null;
+    return { header: headerRow(rows[0]), raw: rows[0].raw };
   },
 
   /**
@@ -312,11 +342,11 @@ const mailOps = {
    * selected by uids or by a query (text or AST), in one transaction. Only messages whose
    * flags actually change get the new modseq.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
    * @param {{uids?: number[], query?: string|object, add?: string[], remove?: string[]}} opts
    * @returns {Promise<{matched: number, changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, highestModseq: number}>}
    */
-  async setFlags(userId, mailboxId, opts) {
+  async setFlags(userId, mailbox, opts) {
     const add = splitFlags(opts.add);
     const remove = splitFlags(opts.remove);
     let selector;
@@ -332,7 +362,8 @@ const mailOps = {
       selBindings = w.bindings;
     }
     return this.knex.transaction(async (trx) => {
-      const mb = await lockMailbox(trx, userId, mailboxId);
+      const mb = await lockMailbox(trx, userId, mailbox);
+      const mailboxId = mb.id;
       const modseq = Number(mb.highestmodseq) + 1;
       const r = await trx.raw(
         `WITH sel AS (
@@ -382,20 +413,21 @@ const mailOps = {
    * `uids` when given, as UID EXPUNGE) are hidden at once — every read filters
    * `NOT expunged` — and stamped with a new modseq. purgeExpunged() removes the rows later.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
    * With `force` (and `uids`), the given messages are expunged whether or not they carry
    * `\Deleted` — a webmail "delete now" (JMAP Email/set destroy) in one row update instead of
    * IMAP's STORE +FLAGS \Deleted followed by EXPUNGE, i.e. one new row version per message
    * instead of two.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
    * @param {{uids?: number[], force?: boolean}} [opts]
-   * @returns {Promise<{expunged: number[], highestModseq: number}>}
+   * @returns {Promise<{expunged: number[], highestModseq: number, mailboxId: number}>}
    */
-  async expunge(userId, mailboxId, opts = {}) {
+  async expunge(userId, mailbox, opts = {}) {
     if (opts.force && !opts.uids) throw new TypeError('expunge: force needs uids');
     return this.knex.transaction(async (trx) => {
-      const mb = await lockMailbox(trx, userId, mailboxId);
+      const mb = await lockMailbox(trx, userId, mailbox);
+      const mailboxId = mb.id;
       const modseq = Number(mb.highestmodseq) + 1;
       const bindings = [modseq, userId, mailboxId];
       let only = '';
@@ -414,12 +446,14 @@ const mailOps = {
         bindings,
       );
       const uids = r.rows.map((x) => Number(x.uid)).sort((a, b) => a - b);
-      if (!uids.length) return { expunged: [], highestModseq: Number(mb.highestmodseq) };
+      if (!uids.length) {
+        return { expunged: [], highestModseq: Number(mb.highestmodseq), mailboxId };
+      }
       // The ES delete is queued here, with the hide: purgeExpunged() only removes rows
       // already hidden, so it needs no outbox rows of its own.
       if (this.outbox) await writeOutbox(trx, userId, mailboxId, uids, modseq, 'delete');
       await bumpModseq(trx, userId, mailboxId, modseq);
-      return { expunged: uids, highestModseq: modseq };
+      return { expunged: uids, highestModseq: modseq, mailboxId };
     });
   },
 
@@ -430,13 +464,14 @@ const mailOps = {
    * between expunge samples; an admin can rescue a mistaken expunge the same way while the
    * purge is held off. Messages already purged are not returned.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
    * @param {number[]} uids
    * @returns {Promise<{restored: number[], highestModseq: number}>}
    */
-  async restoreExpunged(userId, mailboxId, uids) {
+  async restoreExpunged(userId, mailbox, uids) {
     return this.knex.transaction(async (trx) => {
-      const mb = await lockMailbox(trx, userId, mailboxId);
+      const mb = await lockMailbox(trx, userId, mailbox);
+      const mailboxId = mb.id;
       const modseq = Number(mb.highestmodseq) + 1;
       const r = await trx.raw(
         `UPDATE messages SET expunged = false, modseq = ?
@@ -457,7 +492,7 @@ const mailOps = {
    * batches (one short transaction each), so index maintenance never holds locks for long
    * and autovacuum keeps up — the step where the 2003 MySQL schema collapsed.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
    * @param {{batchSize?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} rows purged
    */
@@ -527,13 +562,25 @@ const mailOps = {
   },
 };
 
-async function lockMailbox(trx, userId, mailboxId) {
+/**
+ * Locks a mailbox row (by id, or byName: the name resolved by this same statement, and no
+ * rename or delete can move it until the transaction ends) and returns its id and
+ * HIGHESTMODSEQ; MAILBOX_NOT_FOUND when there is none.
+ * @param {{raw: Function}} trx
+ * @param {number} userId
+ * @param {number|{name: string}} mailbox
+ * @returns {Promise<{id: number, highestmodseq: string|number}>}
+ */
+async function lockMailbox(trx, userId, mailbox) {
+  const w = mailboxWhere(mailbox);
   const r = await trx.raw(
-    'SELECT highestmodseq FROM mailboxes WHERE id = ? AND user_id = ? FOR UPDATE',
-    [mailboxId, userId],
+    `SELECT b.id, b.highestmodseq FROM mailboxes b WHERE ${w.sql} AND b.user_id = ? FOR UPDATE`,
+    [w.value, userId],
   );
-  if (!r.rows.length) throw new errors.MAILBOX_NOT_FOUND(String(mailboxId));
-  return r.rows[0];
+  if (!r.rows.length) {
+    throw new errors.MAILBOX_NOT_FOUND(isName(mailbox) ? mailbox.name : String(mailbox));
+  }
+  return { ...r.rows[0], id: Number(r.rows[0].id) };
 }
 
 /**

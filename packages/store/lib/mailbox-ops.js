@@ -4,6 +4,7 @@ const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { headerJson } = require('./header-row');
 const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
+const { inMailbox, mustExist, isName } = require('./mailbox-ref');
 const { lockThreads, writeThreadKeys, threadBatch, normId } = require('./thread-ops');
 const {
   MESSAGE_COLUMNS,
@@ -198,23 +199,41 @@ const mailboxOps = {
   /**
    * Live message count of a mailbox.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
+   * @returns {Promise<{total: number, unseen: number}>}
    */
-  async countMessages(userId, mailboxId) {
-    if (this.listCache && !this.listCache.has(userId, mailboxId)) {
-      this.listCache.warm(this.knex, userId, mailboxId);
-    } else if (this.listCache && this.listCache.usable(userId, mailboxId)) {
+  async countMessages(userId, mailbox) {
+    const { total, unseen } = await this.countIn(userId, mailbox);
+    return { total, unseen };
+  },
+
+  /**
+   * @private countMessages, with the mailbox row its statement read when it went to SQL
+   * ({id, highestmodseq}; absent when counted from the list cache).
+   */
+  async countIn(userId, mailbox) {
+    const cache = this.listCache;
+    const cached = cache ? cache.cachedId(userId, mailbox) : null;
+    if (cached != null && cache.usable(userId, cached)) {
       // Counted from the list cache's rows (exact by modseq): no scan of the partition.
-      const list = (await this.listCache.rowsOf(this.knex, userId, mailboxId)) || [];
-      return { total: list.length, unseen: unseenOf(list) };
+      const list = await cache.rowsOf(this.knex, userId, mailbox);
+      mustExist(mailbox, list);
+      return { total: list ? list.length : 0, unseen: list ? unseenOf(list) : 0 };
     }
-    const r = await this.knex.raw(
+    const { mailbox: mb, rows } = await inMailbox(
+      this.knex,
+      userId,
+      mailbox,
       `SELECT count(*)::int AS total,
-              count(*) FILTER (WHERE NOT ('\\Seen' = ANY(flags)))::int AS unseen
-         FROM messages WHERE user_id = ? AND mailbox_id = ? AND NOT expunged`,
-      [userId, mailboxId],
+              count(*) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags)))::int AS unseen
+         FROM messages m WHERE m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged`,
+      [userId],
+      'total',
     );
-    return r.rows[0];
+    mustExist(mailbox, mb);
+    if (!mb) return { total: 0, unseen: 0 };
+    if (cache && cached == null) cache.warm(this.knex, userId, mb.id);
+    return { total: rows[0].total, unseen: rows[0].unseen, mailbox: mb };
   },
 
   /**
@@ -222,16 +241,16 @@ const mailboxOps = {
    * row lock, columns derived by the caller (@mailgate/importer deriveRow, as on import).
    * Appending the same bytes twice keeps both (the next occurrence index).
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
    * @param {{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}} msg
    * @returns {Promise<{uid: number, uidvalidity: number, modseq: number}>}
    */
-  async appendMessage(userId, mailboxId, msg) {
+  async appendMessage(userId, mailbox, msg) {
     const hash = crypto.createHash('sha256').update(msg.raw).digest();
     return this.knex.transaction(async (trx) => {
       // The thread lock before the mailbox lock, in every writer that threads (no deadlock).
       await lockThreads(trx, userId);
-      await lockMailbox(trx, userId, mailboxId);
+      const mailboxId = (await lockMailbox(trx, userId, mailbox)).id;
       const mb = (
         await trx.raw(
           `UPDATE mailboxes SET uidnext = uidnext + 1, highestmodseq = highestmodseq + 1
@@ -373,27 +392,31 @@ const mailboxOps = {
    * VANISHED): live messages with a greater modseq, and uids expunged after it (hidden rows
    * not yet purged, then the purge's tombstones).
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {number} modseq
    * @returns {Promise<{highestModseq: number, changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, expunged: number[]}>}
    */
-  async changesSince(userId, mailboxId, modseq) {
-    const mb = await this.knex('mailboxes')
-      .where({ user_id: userId, id: mailboxId })
-      .first('highestmodseq');
-    if (!mb) throw new errors.MAILBOX_NOT_FOUND(String(mailboxId));
-    const r = await this.knex.raw(
-      `SELECT uid, flags, keywords, modseq, expunged FROM messages
-        WHERE user_id = ? AND mailbox_id = ? AND modseq > ?
-       UNION ALL
-       SELECT uid, NULL, NULL, modseq, true FROM expunged_uids
-        WHERE user_id = ? AND mailbox_id = ? AND modseq > ?
-       ORDER BY uid`,
-      [userId, mailboxId, modseq, userId, mailboxId, modseq],
+  async changesSince(userId, mailbox, modseq) {
+    // The mailbox row and its changes in one statement (one snapshot).
+    const { mailbox: mb, rows } = await inMailbox(
+      this.knex,
+      userId,
+      mailbox,
+      `SELECT * FROM (
+         SELECT uid, flags, keywords, modseq, expunged FROM messages
+          WHERE user_id = ? AND mailbox_id = b.id AND modseq > ?
+         UNION ALL
+         SELECT uid, NULL, NULL, modseq, true FROM expunged_uids
+          WHERE user_id = ? AND mailbox_id = b.id AND modseq > ?) c
+        ORDER BY uid`,
+      [userId, modseq, userId, modseq],
     );
+    if (!mb) {
+      throw new errors.MAILBOX_NOT_FOUND(isName(mailbox) ? mailbox.name : String(mailbox));
+    }
     const changed = [];
     const expunged = [];
-    for (const x of r.rows) {
+    for (const x of rows) {
       if (x.expunged) expunged.push(Number(x.uid));
       else
         changed.push({

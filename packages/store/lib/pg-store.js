@@ -6,6 +6,7 @@ const { copyRows } = require('./copy');
 const { HEADER_COLUMNS, headerRow, headerJson } = require('./header-row');
 const { ListCache, pageOf } = require('./list-cache');
 const { planKeptUids } = require('./kept-uids');
+const { inMailbox, mustExist, isName } = require('./mailbox-ref');
 
 /**
  * The PostgreSQL backend of the storage interface. Every method takes the user id first and
@@ -133,17 +134,18 @@ class PgStore {
   /**
    * Header rows of a mailbox, keyset-paged by uid.
    * @param {number} userId
-   * @param {number} mailboxId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {{limit?: number, afterUid?: number, order?: 'asc'|'desc'}} [opts]
    */
-  async scanHeaders(userId, mailboxId, opts = {}) {
+  async scanHeaders(userId, mailbox, opts = {}) {
     if (this.listCache) {
-      const list = await this.listCache.rowsOf(this.knex, userId, mailboxId);
+      const list = await this.listCache.rowsOf(this.knex, userId, mailbox);
+      mustExist(mailbox, list);
       return list ? pageOf(list, opts) : [];
     }
     const order = opts.order === 'desc' ? 'DESC' : 'ASC';
     const cmp = order === 'DESC' ? '<' : '>';
-    const bindings = [userId, mailboxId];
+    const bindings = [userId];
     let cursor = '';
     if (opts.afterUid != null) {
       cursor = `AND m.uid ${cmp} ?`;
@@ -154,39 +156,70 @@ class PgStore {
       limit = 'LIMIT ?';
       bindings.push(opts.limit);
     }
-    const r = await this.knex.raw(
+    const { mailbox: mb, rows } = await inMailbox(
+      this.knex,
+      userId,
+      mailbox,
       `SELECT ${HEADER_COLUMNS} FROM messages m
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ${cursor}
+        WHERE m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged ${cursor}
         ORDER BY m.uid ${order} ${limit}`,
       bindings,
     );
-    return r.rows.map(headerRow);
+    mustExist(mailbox, mb);
+    return rows.map(headerRow);
   }
 
   /**
    * Search with the query language (@mailgate/query).
    * @param {number} userId
    * @param {string|object} query query text or AST
-   * @param {{mailboxId?: number, limit?: number}} [opts]
-   * @returns {Promise<{total: number, hits: Array<{mailboxId: number, uid: number}>}>}
+   * @param {{mailboxId?: number, mailbox?: {name: string}, withNames?: boolean, limit?: number}} [opts]
+   *   mailbox: byName(name), resolved by the search's own statement (MAILBOX_NOT_FOUND when
+   *   none); hits then carry its name (`mailbox`), as they do with withNames (same statement)
+   * @returns {Promise<{total: number, hits: Array<{mailboxId: number, uid: number, mailbox?: string}>}>}
    */
   async search(userId, query, opts = {}) {
     const ast = typeof query === 'string' ? parseQuery(query) : query;
     await this.checkQueryMailboxes(userId, ast);
     const where = compileSql(ast, { alias: 'm', userId });
-    const bindings = [userId];
-    let mb = '';
-    if (opts.mailboxId != null) {
-      mb = 'AND m.mailbox_id = ?';
-      bindings.push(opts.mailboxId);
+    let rows;
+    const scope = opts.mailbox != null ? opts.mailbox : opts.mailboxId;
+    if (scope != null) {
+      const found = await inMailbox(
+        this.knex,
+        userId,
+        scope,
+        `SELECT m.uid FROM messages m
+          WHERE m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged AND (${where.sql})
+          ORDER BY m.uid`,
+        [userId, ...where.bindings],
+      );
+      mustExist(scope, found.mailbox);
+      rows = found.rows.map((x) => ({ mailbox_id: x.mb_id, uid: x.uid }));
+      if (isName(scope)) for (const x of rows) x.name = scope.name;
+    } else if (opts.withNames) {
+      const r = await this.knex.raw(
+        `SELECT m.mailbox_id, b.name, m.uid FROM messages m
+           JOIN mailboxes b ON b.user_id = m.user_id AND b.id = m.mailbox_id
+          WHERE m.user_id = ? AND NOT m.expunged AND (${where.sql})
+          ORDER BY m.mailbox_id, m.uid`,
+        [userId, ...where.bindings],
+      );
+      rows = r.rows;
+    } else {
+      const r = await this.knex.raw(
+        `SELECT m.mailbox_id, m.uid FROM messages m
+          WHERE m.user_id = ? AND NOT m.expunged AND (${where.sql})
+          ORDER BY m.mailbox_id, m.uid`,
+        [userId, ...where.bindings],
+      );
+      rows = r.rows;
     }
-    const r = await this.knex.raw(
-      `SELECT m.mailbox_id, m.uid FROM messages m
-        WHERE m.user_id = ? ${mb} AND NOT m.expunged AND (${where.sql})
-        ORDER BY m.mailbox_id, m.uid`,
-      [...bindings, ...where.bindings],
-    );
-    const hits = r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
+    const hits = rows.map((x) => {
+      const h = { mailboxId: Number(x.mailbox_id), uid: Number(x.uid) };
+      if (x.name != null) h.mailbox = x.name;
+      return h;
+    });
     return { total: hits.length, hits: opts.limit ? hits.slice(0, opts.limit) : hits };
   }
 

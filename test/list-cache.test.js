@@ -4,9 +4,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
-const { runImport } = require('@mailgate/importer');
 const { createTestDatabase } = require('./support/db');
-const { msg, mboxOf } = require('./support/mail');
+const { msg, importMessages } = require('./support/mail');
 
 /*
  * The store's list cache (packages/store/lib/list-cache.js) against real PostgreSQL: one
@@ -23,19 +22,11 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
   let mailboxId;
 
   const importFile = async (name, from, to) => {
-    const file = path.join(tmp, name);
-    const list = [];
-    for (let i = from; i <= to; i++) list.push(msg({ subject: `Note ${i}`, body: `Body ${i}\n` }));
-    fs.writeFileSync(file, mboxOf(list));
-    await runImport({
-      store: other,
-      kind: 'mbox',
-      paths: [file],
-      user: 'lc',
-      mailbox: 'INBOX',
-      workers: 0,
-      progress: false,
-    });
+    const messages = [];
+    for (let i = from; i <= to; i++) {
+      messages.push(msg({ subject: `Note ${i}`, body: `Body ${i}\n` }));
+    }
+    await importMessages(other, path.join(tmp, name), { messages, user: 'lc', mailbox: 'INBOX' });
   };
   const same = async (opts = {}) => {
     const got = await cached.scanHeaders(user.id, mailboxId, opts);
@@ -227,19 +218,12 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
   });
 
   test('thread ids the thread stage changes reach cached rows (it stamps a modseq)', async () => {
-    const write = (name, m) => {
-      const file = path.join(tmp, name);
-      fs.writeFileSync(file, mboxOf([m]));
-      return runImport({
-        store: other,
-        kind: 'mbox',
-        paths: [file],
+    const write = (name, m) =>
+      importMessages(other, path.join(tmp, name), {
+        messages: [m],
         user: 'lc',
         mailbox: 'Threads',
-        workers: 0,
-        progress: false,
       });
-    };
     await write('r2.mbox', msg({ subject: 'Re: plan', headers: ['Message-ID: <r2@x>'] }));
     const box = await plain.getMailbox(user.id, 'Threads');
     const [right] = await plain.scanHeaders(user.id, box.id);

@@ -1,10 +1,8 @@
 'use strict';
 
 const { useCliSuite } = require('./support/db');
-const { msg, mboxOf } = require('./support/mail');
-const fs = require('node:fs');
+const { msg, importMessages } = require('./support/mail');
 const path = require('node:path');
-const { runImport } = require('@mailgate/importer');
 
 // Store-level expunge variants and the statistics an import leaves behind (real PostgreSQL).
 describe('store: force expunge, restoreExpunged, statistics after import', () => {
@@ -14,20 +12,14 @@ describe('store: force expunge, restoreExpunged, statistics after import', () =>
   let mailboxId;
   beforeAll(async () => {
     db = ctx.db;
-    const file = path.join(ctx.tmp, 'in.mbox');
     const messages = [];
     for (let i = 1; i <= 40; i++) {
       messages.push(msg({ subject: `Note ${i}`, body: `Body ${i} MixedCase Word${i}\n` }));
     }
-    fs.writeFileSync(file, mboxOf(messages));
-    await runImport({
-      store: db.store,
-      kind: 'mbox',
-      paths: [file],
+    await importMessages(db.store, path.join(ctx.tmp, 'in.mbox'), {
+      messages,
       user: 'sx',
       mailbox: 'INBOX',
-      workers: 0,
-      progress: false,
     });
     user = await db.store.getUser('sx');
     mailboxId = (await db.store.getMailbox(user.id, 'INBOX')).id;

@@ -1,11 +1,10 @@
 'use strict';
 
-const fs = require('node:fs');
 const path = require('node:path');
 const { threadIds } = require('@mailgate/store');
-const { runImport, deriveRow } = require('@mailgate/importer');
+const { deriveRow } = require('@mailgate/importer');
 const { useCliSuite } = require('./support/db');
-const { msg, mboxOf } = require('./support/mail');
+const { msg, importMessages } = require('./support/mail');
 const { rng } = require('./support/rng');
 
 /*
@@ -100,17 +99,11 @@ describe('incremental thread stage', () => {
   }
 
   async function importMbox(name, mailbox, messages, batchSize) {
-    const file = path.join(ctx.tmp, name);
-    fs.writeFileSync(file, mboxOf(messages));
-    return runImport({
-      store: db.store,
-      kind: 'mbox',
-      paths: [file],
+    return importMessages(db.store, path.join(ctx.tmp, name), {
+      messages,
       user: 'thr',
       mailbox,
-      workers: 0,
       batchSize,
-      progress: false,
     });
   }
 

@@ -1,5 +1,7 @@
 'use strict';
 
+const fs = require('node:fs');
+
 /**
  * Builds a small RFC 5322 message for tests.
  * @param {{from?: string, to?: string, cc?: string, subject?: string, date?: string, body?: string, headers?: string[], eol?: string}} o
@@ -37,4 +39,18 @@ function mboxOf(messages, o = {}) {
   return Buffer.concat(parts);
 }
 
-module.exports = { msg, mboxOf };
+/**
+ * Imports messages the way a test needs them before it looks at the store: written to `file`
+ * as an mbox, imported in this process (no workers, no progress lines).
+ * @param {import('@mailgate/store').PgStore} store
+ * @param {string} file the mbox file to write
+ * @param {{messages: Buffer[], user: string, mailbox?: string, batchSize?: number}} o
+ *   messages, and the runImport options (user, mailbox, batchSize, …)
+ */
+function importMessages(store, file, { messages, ...opts }) {
+  const { runImport } = require('@mailgate/importer');
+  fs.writeFileSync(file, mboxOf(messages));
+  return runImport({ store, kind: 'mbox', paths: [file], workers: 0, progress: false, ...opts });
+}
+
+module.exports = { msg, mboxOf, importMessages };

@@ -1,6 +1,7 @@
 'use strict';
 
 const fs = require('node:fs');
+const path = require('node:path');
 
 /**
  * Builds a small RFC 5322 message for tests.
@@ -53,4 +54,28 @@ function importMessages(store, file, { messages, ...opts }) {
   return runImport({ store, kind: 'mbox', paths: [file], workers: 0, progress: false, ...opts });
 }
 
-module.exports = { msg, mboxOf, importMessages };
+/**
+ * The same messages as one user's legacy mail, the folders `addLegacyUser` takes: `mboxDir`
+ * (`<dir>/mbox/inbox.mbox`, mboxrd) and `maildir` (`<dir>/Maildir`, every message in cur/,
+ * no flags).
+ * @param {string} dir
+ * @param {Buffer[]} messages
+ * @returns {{mboxDir: string, maildir: string}}
+ */
+function legacyMailOf(dir, messages) {
+  const { exportEntry } = require('@mailgate/readers');
+  const mboxDir = path.join(dir, 'mbox');
+  const maildir = path.join(dir, 'Maildir');
+  fs.mkdirSync(mboxDir);
+  fs.writeFileSync(
+    path.join(mboxDir, 'inbox.mbox'),
+    Buffer.concat(messages.map((m) => exportEntry(Buffer.from(m), 'mboxrd'))),
+  );
+  for (const d of ['cur', 'new', 'tmp']) fs.mkdirSync(path.join(maildir, d), { recursive: true });
+  messages.forEach((m, i) =>
+    fs.writeFileSync(path.join(maildir, 'cur', `${1000 + i}.x.host:2,`), m),
+  );
+  return { mboxDir, maildir };
+}
+
+module.exports = { msg, mboxOf, importMessages, legacyMailOf };

@@ -21,14 +21,21 @@ async function setup(appOpts = {}) {
   await app.ready();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-api-'));
   const log = { info() {}, warn() {}, debug() {}, error() {}, child: () => log };
+  /** creates a user with a password and returns a bearer token */
+  async function user(name, password = 'correct horse battery') {
+    await db.store.createUser(name, { passwordHash: await hashPassword(password) });
+    const u = await db.store.getUser(name);
+    return (await db.store.createToken(u.id)).token;
+  }
   return {
     db,
     app,
-    /** creates a user with a password and returns a bearer token */
-    async user(name, password = 'correct horse battery') {
-      await db.store.createUser(name, { passwordHash: await hashPassword(password) });
-      const u = await db.store.getUser(name);
-      return (await db.store.createToken(u.id)).token;
+    user,
+    /** creates users (default password) and returns their bearer tokens, in order */
+    async users(...names) {
+      const tokens = [];
+      for (const name of names) tokens.push(await user(name));
+      return tokens;
     },
     /** imports raw messages into a mailbox (in this process, no workers) */
     async mail(user, mailbox, messages) {
@@ -52,6 +59,21 @@ async function setup(appOpts = {}) {
   };
 }
 
+/**
+ * Per-file fixture: setup(appOpts) in beforeAll (the returned object then has its fields:
+ * app, db, user(), users(), mail()), closed after the file. Hooks the file registers later
+ * run after these.
+ * @param {object} [appOpts]
+ */
+function useApi(appOpts) {
+  const t = {};
+  beforeAll(async () => {
+    Object.assign(t, await setup(appOpts));
+  });
+  afterAll(() => t.close());
+  return t;
+}
+
 /** inject with a bearer token */
 function req(app, token, opts) {
   const headers = { ...(opts.headers || {}) };
@@ -59,4 +81,4 @@ function req(app, token, opts) {
   return app.inject({ ...opts, headers });
 }
 
-module.exports = { setup, req, ADMIN };
+module.exports = { setup, useApi, req, ADMIN };

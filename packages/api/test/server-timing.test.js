@@ -11,12 +11,11 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { exportEntry } = require('@mailgate/readers');
 const { addLegacyUser } = require('@mailgate/legacy');
 const dovecot = require('@mailgate/dovecot');
 const { skipOutsideCI, dovecotMissing, inCI } = require('../../../test/support/skip');
 const { esUnavailableReason } = require('../../../test/support/es');
-const { msg } = require('../../../test/support/mail');
+const { msg, legacyMailOf } = require('../../../test/support/mail');
 const { setup, req } = require('./helpers');
 
 const imapSkip = skipOutsideCI(__filename, dovecotMissing(), 'imap backend');
@@ -33,17 +32,7 @@ let esSkip = null;
 const kinds = ['pg', 'mbox', 'maildir'];
 
 beforeAll(async () => {
-  const mboxDir = path.join(home, 'mbox');
-  const maildir = path.join(home, 'Maildir');
-  fs.mkdirSync(mboxDir);
-  fs.writeFileSync(
-    path.join(mboxDir, 'inbox.mbox'),
-    Buffer.concat(messages.map((m) => exportEntry(Buffer.from(m), 'mboxrd'))),
-  );
-  for (const d of ['cur', 'new', 'tmp']) fs.mkdirSync(path.join(maildir, d), { recursive: true });
-  messages.forEach((m, i) =>
-    fs.writeFileSync(path.join(maildir, 'cur', `${1000 + i}.x.host:2,`), m),
-  );
+  const { mboxDir, maildir } = legacyMailOf(home, messages);
   addLegacyUser(home, 'alice', { mboxDir, maildir });
   if (!imapSkip) {
     const served = path.join(home, 'imap', 'Maildir');

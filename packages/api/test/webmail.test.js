@@ -1,6 +1,6 @@
 'use strict';
 
-const { setup, req } = require('./helpers');
+const { useApi, req } = require('./helpers');
 const { msg } = require('../../../test/support/mail');
 
 /*
@@ -9,13 +9,11 @@ const { msg } = require('../../../test/support/mail');
  * users' mailboxes invisible (404).
  */
 
-let t;
+const t = useApi();
 let alice;
 let bob;
 beforeAll(async () => {
-  t = await setup();
-  alice = await t.user('alice');
-  bob = await t.user('bob');
+  [alice, bob] = await t.users('alice', 'bob');
   await t.mail('alice', 'INBOX', [
     msg({ subject: 'one' }),
     msg({ subject: 'two' }),
@@ -24,7 +22,6 @@ beforeAll(async () => {
   await t.mail('alice', 'Archive', [msg({ subject: 'archived' })]);
   await t.mail('bob', 'INBOX', [msg({ subject: 'bob only' })]);
 });
-afterAll(() => t.close());
 
 const call = (method, url, payload, tok = alice, headers) =>
   req(t.app, tok, { method, url: `/api/v1${url}`, payload, headers });

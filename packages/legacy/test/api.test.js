@@ -8,43 +8,26 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { exportEntry } = require('@mailgate/readers');
 const { addLegacyUser } = require('..');
-const { msg } = require('../../../test/support/mail');
+const { msg, legacyMailOf } = require('../../../test/support/mail');
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-legacy-api-'));
 process.env.MAILGATE_HOME = home;
-const { setup, req } = require('../../api/test/helpers');
+const { useApi, req } = require('../../api/test/helpers');
 
 const messages = ['alpha okapi', 'beta', 'gamma okapi'].map((subject, i) =>
   msg({ subject, body: `body ${subject}\n`, date: `Tue, 0${i + 1} Mar 2002 10:00:00 +0000` }),
 );
 
-let t;
+const t = useApi();
 let alice;
 let bob;
 beforeAll(async () => {
-  t = await setup();
-  alice = await t.user('alice');
-  bob = await t.user('bob');
+  [alice, bob] = await t.users('alice', 'bob');
   await t.mail('alice', 'INBOX', messages);
-  const mboxDir = path.join(home, 'mbox');
-  const maildir = path.join(home, 'Maildir');
-  fs.mkdirSync(mboxDir);
-  fs.writeFileSync(
-    path.join(mboxDir, 'inbox.mbox'),
-    Buffer.concat(messages.map((m) => exportEntry(Buffer.from(m), 'mboxrd'))),
-  );
-  for (const d of ['cur', 'new', 'tmp']) fs.mkdirSync(path.join(maildir, d), { recursive: true });
-  messages.forEach((m, i) =>
-    fs.writeFileSync(path.join(maildir, 'cur', `${1000 + i}.x.host:2,`), m),
-  );
-  addLegacyUser(home, 'alice', { mboxDir, maildir });
+  addLegacyUser(home, 'alice', legacyMailOf(home, messages));
 });
-afterAll(async () => {
-  await t.close();
-  fs.rmSync(home, { recursive: true, force: true });
-});
+afterAll(() => fs.rmSync(home, { recursive: true, force: true }));
 
 const get = (token, url) => req(t.app, token, { url });
 const post = (token, url, payload) => req(t.app, token, { method: 'POST', url, payload });

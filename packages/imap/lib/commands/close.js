@@ -1,10 +1,11 @@
 'use strict';
 
-// CLOSE (RFC 3501 6.4.2): silently expunge \Deleted messages (unless read-only), then leave.
+// CLOSE (RFC 3501 6.4.2): silently expunge \Deleted messages (unless read-only), then leave;
+// UNSELECT (RFC 3691): leave the mailbox without expunging.
 const { arity } = require('../args');
 
 module.exports = {
-  name: 'CLOSE',
+  name: ['CLOSE', 'UNSELECT'],
   states: ['selected'],
   sync: false,
   async run(s, cmd) {
@@ -12,6 +13,6 @@ module.exports = {
     const v = s.view;
     s.view = null;
     s.state = 'auth';
-    if (!v.readOnly) await s.backend.expunge(v.name);
+    if (cmd.name === 'CLOSE' && !v.readOnly) await s.backend.expunge(v.name);
   },
 };

@@ -2,7 +2,9 @@
 
 /*
  * The command table: one module per command (imapflow's lib/commands is the model), each
- * exporting `{name, states, run(session, cmd)}` and optionally `sync: false` (no untagged
+ * exporting `{name, states, run(session, cmd)}` (`name` a list where one module serves the
+ * variants of one command, told apart by `cmd.name`: SELECT/EXAMINE, CLOSE/UNSELECT,
+ * SUBSCRIBE/UNSUBSCRIBE) and optionally `sync: false` (no untagged
  * updates after it) or `expunges: false` (no EXPUNGE after it, RFC 3501 7.4.1). The session
  * dispatches by name; nothing else lists commands.
  */

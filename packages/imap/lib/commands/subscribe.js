@@ -1,13 +1,15 @@
 'use strict';
 
-// SUBSCRIBE (RFC 3501 6.3.6).
+// SUBSCRIBE and UNSUBSCRIBE (RFC 3501 6.3.6, 6.3.7): the one argument names the mailbox.
 const { arity, mailboxArg } = require('../args');
 
 module.exports = {
-  name: 'SUBSCRIBE',
+  name: ['SUBSCRIBE', 'UNSUBSCRIBE'],
   states: ['auth', 'selected'],
   async run(s, cmd) {
     arity(cmd, 1);
-    await s.backend.subscribe(mailboxArg(cmd.args[0]));
+    const name = mailboxArg(cmd.args[0]);
+    if (cmd.name === 'SUBSCRIBE') await s.backend.subscribe(name);
+    else await s.backend.unsubscribe(name);
   },
 };

@@ -10,6 +10,7 @@ const { bad, no } = require('./errors');
 const { astring, mailboxArg } = require('./args');
 const { parseSequenceSet, resolveSeq, resolveUid, formatOrdered } = require('./sequence');
 const { announceExpunged } = require('./expunge');
+const { requireTarget } = require('./listing');
 
 /**
  * @param {import('./session').Session} s
@@ -27,8 +28,7 @@ async function runCopy(s, args, o) {
   const target = mailboxArg(args[1]);
   const v = s.view;
   if (o.move && v.readOnly) throw no('Mailbox is read-only', 'READ-ONLY');
-  const boxes = await s.backend.listMailboxes();
-  if (!boxes.some((b) => b.name === target)) throw no('No such mailbox', 'TRYCREATE');
+  await requireTarget(s, target);
   const seqs = o.byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
   if (!seqs.length) {
     if (!o.byUid) throw bad('No messages in sequence set');

@@ -3,11 +3,13 @@
 /*
  * LIST and LSUB answers (RFC 3501 6.3.8/6.3.9, RFC 3348 CHILDREN, RFC 6154 SPECIAL-USE):
  * pattern matching with `*` and `%` over the user's mailbox names, hierarchy delimiter `/`,
- * and the parents implied by a nested name shown as \Noselect.
+ * and the parents implied by a nested name shown as \Noselect. Also the existence checks of
+ * the commands that name a mailbox to create, rename or write to.
  */
 
 const { atom } = require('./writer');
 const { encodeUtf7, decodeUtf7 } = require('./args');
+const { no } = require('./errors');
 
 const DELIM = '/';
 
@@ -65,4 +67,14 @@ function sendList(s, o) {
   }
 }
 
-module.exports = { sendList, patternRegex, DELIM };
+/** The user's mailbox names. */
+async function mailboxNames(s) {
+  return new Set((await s.backend.listMailboxes()).map((b) => b.name));
+}
+
+/** APPEND, COPY and MOVE write only to a mailbox that exists: NO [TRYCREATE] (RFC 3501 6.3.11). */
+async function requireTarget(s, name) {
+  if (!(await mailboxNames(s)).has(name)) throw no('No such mailbox', 'TRYCREATE');
+}
+
+module.exports = { sendList, patternRegex, mailboxNames, requireTarget, DELIM };

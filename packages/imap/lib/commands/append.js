@@ -3,7 +3,8 @@
 // APPEND (RFC 3501 6.3.11) with APPENDUID (RFC 4315) and the APPENDLIMIT (RFC 7889) the
 // framer enforces on the literal. Stored bytes are exactly the literal's.
 const { arity, mailboxArg, flagsArg, astring } = require('../args');
-const { bad, no } = require('../errors');
+const { bad } = require('../errors');
+const { requireTarget } = require('../listing');
 const { MONTHS } = require('../fetch');
 
 module.exports = {
@@ -22,8 +23,7 @@ module.exports = {
       else internalDate = parseDateTime(astring(a, 'date-time'));
     }
     if (!message.value.length) throw bad('Empty message');
-    const boxes = await s.backend.listMailboxes();
-    if (!boxes.some((b) => b.name === mailbox)) throw no('No such mailbox', 'TRYCREATE');
+    await requireTarget(s, mailbox);
     const r = await s.backend.append(mailbox, message.value, { flags, internalDate });
     return { code: `APPENDUID ${r.uidvalidity} ${r.uid}`, text: 'APPEND completed' };
   },

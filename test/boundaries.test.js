@@ -16,6 +16,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { builtinModules } = require('node:module');
+const { filesBelow } = require('./support/files');
 
 const ROOT = path.resolve(__dirname, '..');
 const PACKAGES = path.join(ROOT, 'packages');
@@ -37,15 +38,7 @@ const NO_EXPORTS_YET = [];
 // Manifest drift still open (empty: none).
 const KNOWN_MANIFEST = [];
 
-function walk(dir, out = []) {
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) walk(p, out);
-    else if (e.name.endsWith('.js')) out.push(p);
-  }
-  return out;
-}
+const walk = (dir) => filesBelow(dir, '.js');
 
 // A subpath a package lists in its `exports` is public API; anything else is a deep import.
 const exported = (spec) => {

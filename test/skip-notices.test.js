@@ -8,20 +8,13 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { filesBelow } = require('./support/files');
 
 const ROOT = path.resolve(__dirname, '..');
 const SKIPS =
   /\b(?:describe|test|it)\.skip\b|\?\s*(?:describe|test|it)\s*:\s*(?:describe|test|it)\.skip/;
 
-function testFiles(dir, out = []) {
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (e.name === 'node_modules' || e.name.startsWith('.')) continue;
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) testFiles(p, out);
-    else if (e.name.endsWith('.test.js')) out.push(p);
-  }
-  return out;
-}
+const testFiles = (dir) => filesBelow(dir, '.test.js');
 
 test('every skipping test file prints its name and the reason', () => {
   const files = [...testFiles(path.join(ROOT, 'test')), ...testFiles(path.join(ROOT, 'packages'))];

@@ -1,10 +1,8 @@
 'use strict';
 
-const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
-const { createTestDatabase } = require('./support/db');
+const { useCliSuite } = require('./support/db');
 const { msg, importMessages } = require('./support/mail');
 
 /*
@@ -13,8 +11,8 @@ const { msg, importMessages } = require('./support/mail');
  * would be) change the mailbox in between; every cached scan must equal the uncached SQL scan.
  */
 describe('list cache: exact by modseq under other sessions’ changes', () => {
+  const ctx = useCliSuite('lc');
   let db;
-  let tmp;
   let cached; // the session that scans (cache on)
   let other; // another session (its own cache, never consulted here)
   let plain; // the reference: no cache, straight SQL
@@ -26,7 +24,11 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     for (let i = from; i <= to; i++) {
       messages.push(msg({ subject: `Note ${i}`, body: `Body ${i}\n` }));
     }
-    await importMessages(other, path.join(tmp, name), { messages, user: 'lc', mailbox: 'INBOX' });
+    await importMessages(other, path.join(ctx.tmp, name), {
+      messages,
+      user: 'lc',
+      mailbox: 'INBOX',
+    });
   };
   const same = async (opts = {}) => {
     const got = await cached.scanHeaders(user.id, mailboxId, opts);
@@ -36,18 +38,13 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-lc-'));
+    db = ctx.db;
     cached = new PgStore(db.knex, { listCacheRows: 1000 });
     other = new PgStore(db.knex, { listCacheRows: 1000 });
     plain = new PgStore(db.knex, { listCacheRows: 0 });
     await importFile('a.mbox', 1, 60);
     user = await plain.getUser('lc');
     mailboxId = (await plain.getMailbox(user.id, 'INBOX')).id;
-  });
-  afterAll(async () => {
-    await db.drop();
-    fs.rmSync(tmp, { recursive: true, force: true });
   });
 
   test('a repeat scan is a hit; pages in both orders equal the SQL scan', async () => {
@@ -219,7 +216,7 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
 
   test('thread ids the thread stage changes reach cached rows (it stamps a modseq)', async () => {
     const write = (name, m) =>
-      importMessages(other, path.join(tmp, name), {
+      importMessages(other, path.join(ctx.tmp, name), {
         messages: [m],
         user: 'lc',
         mailbox: 'Threads',

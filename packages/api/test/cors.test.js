@@ -1,6 +1,6 @@
 'use strict';
 
-const { setup, req } = require('./helpers');
+const { useApi, req } = require('./helpers');
 const { loadConfig } = require('@mailgate/core');
 
 /* CORS: no cross-origin access unless MAILGATE_CORS_ORIGINS names the origin. */
@@ -20,16 +20,14 @@ const preflight = (app, origin, method = 'GET', url = '/api/v1/mailboxes') =>
   });
 
 describe('with MAILGATE_CORS_ORIGINS set', () => {
-  let t;
+  const t = useApi({
+    corsOrigins: loadConfig({ MAILGATE_CORS_ORIGINS: `${GOOD}/, http://localhost:5173` })
+      .corsOrigins,
+  });
   let token;
   beforeAll(async () => {
-    t = await setup({
-      corsOrigins: loadConfig({ MAILGATE_CORS_ORIGINS: `${GOOD}/, http://localhost:5173` })
-        .corsOrigins,
-    });
     token = await t.user('alice');
   });
-  afterAll(() => t.close());
 
   test('a preflight from an allowed origin is answered for every route, methods and headers listed', async () => {
     for (const [method, url] of [
@@ -74,11 +72,7 @@ describe('with MAILGATE_CORS_ORIGINS set', () => {
 });
 
 describe('by default (no origins)', () => {
-  let t;
-  beforeAll(async () => {
-    t = await setup({ corsOrigins: loadConfig({}).corsOrigins });
-  });
-  afterAll(() => t.close());
+  const t = useApi({ corsOrigins: loadConfig({}).corsOrigins });
 
   test('no origin is allowed', async () => {
     const p = await preflight(t.app, GOOD);

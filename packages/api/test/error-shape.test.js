@@ -2,21 +2,19 @@
 
 const http = require('node:http');
 const net = require('node:net');
-const { setup, req } = require('./helpers');
+const { useApi, req } = require('./helpers');
 const { inbox } = require('./fixtures');
 
 // Issue 17 item 5 and 8: every error in the coded shape, including Fastify's and Node's own
 // (431, 400, 408, static files), and strict integer parameters.
-let t;
+const t = useApi({ fastify: { requestTimeout: 1500, connectionTimeout: 0 } });
 let token;
 let base;
 beforeAll(async () => {
-  t = await setup({ fastify: { requestTimeout: 1500, connectionTimeout: 0 } });
   token = await t.user('alice');
   await t.mail('alice', 'INBOX', inbox.slice(0, 2));
   base = await t.app.listen({ host: '127.0.0.1', port: 0 });
 });
-afterAll(() => t.close());
 
 const get = (url) => req(t.app, token, { url });
 const coded = (r) => {

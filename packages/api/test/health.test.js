@@ -1,15 +1,11 @@
 'use strict';
 
-const { setup } = require('./helpers');
+const { useApi } = require('./helpers');
 
 // Issue 17 item 2: "/health never waits behind user work". Streams have their own cap, but
 // ordinary requests (searches, pages) can hold every pooled connection at once; the health
 // check must still answer at once, from its own connection, and still see a dead database.
-let t;
-beforeAll(async () => {
-  t = await setup();
-});
-afterAll(() => t.close());
+const t = useApi();
 
 async function timedHealth() {
   const t0 = performance.now();

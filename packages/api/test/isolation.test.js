@@ -1,24 +1,22 @@
 'use strict';
 
-const { setup, req } = require('./helpers');
+const { useApi, req } = require('./helpers');
 const { inbox } = require('./fixtures');
 const { msg } = require('../../../test/support/mail');
 
 // User A has mailboxes INBOX (5 messages) and Private; user B has only INBOX with 2
 // messages. B must get 404 for everything that names A's mailboxes or messages, and B's
 // searches must never return A's mail.
-let t;
+const t = useApi();
 let a;
 let b;
 beforeAll(async () => {
-  t = await setup();
   a = await t.user('usera');
   b = await t.user('userb');
   await t.mail('usera', 'INBOX', inbox);
   await t.mail('usera', 'Private', [msg({ subject: 'secret plans', body: 'zanzibar\n' })]);
   await t.mail('userb', 'INBOX', [msg({ subject: 'b one' }), msg({ subject: 'b two' })]);
 });
-afterAll(() => t.close());
 
 const code = (r) => [r.statusCode, r.json().error && r.json().error.code];
 

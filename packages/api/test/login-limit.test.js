@@ -1,17 +1,15 @@
 'use strict';
 
-const { setup, req } = require('./helpers');
+const { useApi, req } = require('./helpers');
 
 // Issue 17 item 1 (the check and the count were not atomic) and issue 15 item 4 (one user's
 // failures behind a shared address locked out another user).
-let t;
+const t = useApi({ loginLimit: { userAddressMax: 10, addressMax: 100 } });
 beforeAll(async () => {
-  t = await setup({ loginLimit: { userAddressMax: 10, addressMax: 100 } });
   await t.user('alice', 'alice right password');
   await t.user('bob', 'bob right password');
   await t.user('carol', 'carol right password');
 });
-afterAll(() => t.close());
 
 const login = (user, password, ip = '192.0.2.10') =>
   req(t.app, null, {

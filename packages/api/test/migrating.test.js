@@ -1,6 +1,6 @@
 'use strict';
 
-const { setup, req } = require('./helpers');
+const { useApi, req } = require('./helpers');
 const { msg } = require('../../../test/support/mail');
 
 /*
@@ -10,16 +10,14 @@ const { msg } = require('../../../test/support/mail');
  * failing), so the service refuses them with 409 MAILBOX_MIGRATING; reads stay allowed; after
  * the cutover (route `store`) writes work again.
  */
-let t;
+const t = useApi();
 let tok;
 beforeAll(async () => {
-  t = await setup();
   tok = await t.user('mia');
   await t.mail('mia', 'INBOX', [msg({ subject: 'one' }), msg({ subject: 'two' })]);
   await t.mail('mia', 'Archive', [msg({ subject: 'old' })]);
   await t.db.store.setRoute('mia', 'proxy');
 });
-afterAll(() => t.close());
 
 const code = (r) => [r.statusCode, r.json().error && r.json().error.code];
 const post = (url, payload) => req(t.app, tok, { method: 'POST', url, payload });

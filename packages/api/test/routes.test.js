@@ -1,18 +1,16 @@
 'use strict';
 
-const { setup, req, ADMIN } = require('./helpers');
+const { useApi, req, ADMIN } = require('./helpers');
 const { inbox } = require('./fixtures');
 const { msg } = require('../../../test/support/mail');
 
-let t;
+const t = useApi({ loginLimit: { max: 3, windowMs: 60000 } });
 let token;
 beforeAll(async () => {
-  t = await setup({ loginLimit: { max: 3, windowMs: 60000 } });
   token = await t.user('alice', 'alice password 1');
   await t.mail('alice', 'INBOX', inbox);
   await t.mail('alice', 'allen-p/inbox', [msg({ subject: 'slash box' })]);
 });
-afterAll(() => t.close());
 
 const get = (url, tok = token, headers) => req(t.app, tok, { url, headers });
 const post = (url, payload, tok = token) => req(t.app, tok, { method: 'POST', url, payload });

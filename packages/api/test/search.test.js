@@ -1,12 +1,11 @@
 'use strict';
 
-const { setup, req } = require('./helpers');
+const { useApi, req } = require('./helpers');
 const { inbox, archive } = require('./fixtures');
 
-let t;
+const t = useApi();
 let token;
 beforeAll(async () => {
-  t = await setup();
   token = await t.user('alice');
   await t.mail('alice', 'INBOX', inbox);
   await t.mail('alice', 'Archive', archive);
@@ -22,7 +21,6 @@ beforeAll(async () => {
   await flags([2], ['\\Seen', '\\Flagged']);
   await flags([4], ['\\Answered']);
 });
-afterAll(() => t.close());
 
 const search = async (q, mailbox = 'INBOX') => {
   const qs = new URLSearchParams({ q });

@@ -11,7 +11,7 @@ const { skipOutsideCI, dovecotMissing } = require('./support/skip');
 const path = require('node:path');
 const dovecot = require('@mailgate/dovecot');
 
-const { imapClient } = dovecot;
+const { withImapClient } = dovecot;
 const { importImapArgs } = require('./support/import-imap');
 const { useCliSuite } = require('./support/db');
 const { describeEs } = require('./support/es');
@@ -37,15 +37,11 @@ const suite = useCliSuite('imap-es');
     const importImap = () => cli(importImapArgs(inst, 'up'));
     const search = (q, backend) =>
       cli(['search', q, '--user', 'up', '--backend', backend, '--json']).json;
-    const upstream = async (fn) => {
-      const c = await imapClient(inst);
-      try {
+    const upstream = (fn) =>
+      withImapClient(inst, async (c) => {
         await c.mailboxOpen('INBOX');
         await fn(c);
-      } finally {
-        await c.logout();
-      }
-    };
+      });
 
     beforeAll(async () => {
       if (es.skipped()) return;

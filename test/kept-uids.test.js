@@ -30,9 +30,8 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
     MAILGATE_BATCH_SIZE: '1',
   });
   const importImap = (user) => ctx.cli(importImapArgs(inst, user), { env: env() });
-  const upstream = async (box = 'INBOX') => {
-    const c = await dovecot.imapClient(inst);
-    try {
+  const upstream = (box = 'INBOX') =>
+    dovecot.withImapClient(inst, async (c) => {
       const mb = await c.mailboxOpen(box);
       const msgs = [];
       for await (const m of c.fetch('1:*', {
@@ -49,10 +48,7 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
         });
       }
       return { uidValidity: Number(mb.uidValidity), uidNext: Number(mb.uidNext), msgs };
-    } finally {
-      await c.logout();
-    }
-  };
+    });
   const local = async (user, box = 'INBOX') => {
     const mb = (
       await ctx.db.knex.raw(
@@ -85,15 +81,12 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
     for (let i = 1; i <= 6; i++) {
       await dovecot.deliver(inst.dir, msg({ subject: `m${i}`, body: `body ${i}\n` }));
     }
-    const c = await dovecot.imapClient(inst);
-    try {
+    await dovecot.withImapClient(inst, async (c) => {
       await c.mailboxOpen('INBOX');
       // Gaps, including the last uid: UIDNEXT (7) is above the highest uid left (5).
       await c.messageDelete('2,6', { uid: true });
       await c.messageFlagsAdd('3', ['\\Seen', '\\Answered'], { uid: true });
-    } finally {
-      await c.logout();
-    }
+    });
   }, 120000);
 
   afterAll(async () => {

@@ -11,7 +11,7 @@ const { skipOutsideCI, dovecotMissing } = require('./support/skip');
 const path = require('node:path');
 const dovecot = require('@mailgate/dovecot');
 
-const { imapClient } = dovecot;
+const { withImapClient } = dovecot;
 const { importImapArgs } = require('./support/import-imap');
 const { corpusDir } = require('./support/corpus');
 const { useCliSuite, spawnCli } = require('./support/db');
@@ -42,10 +42,6 @@ d('mailgate import imap from Dovecot', () => {
     );
     return r.rows[0];
   };
-  const client = async () => {
-    const c = await imapClient(inst);
-    return c;
-  };
 
   beforeAll(async () => {
     const src = buildLegacyMail(
@@ -63,14 +59,11 @@ d('mailgate import imap from Dovecot', () => {
     await dovecot.deliver(inst.dir, msg({ subject: 'nested', body: 'n\n' }), {
       mailbox: 'Work/Projects',
     });
-    const c = await client();
-    try {
+    await withImapClient(inst, async (c) => {
       // Mark Sent as \Sent (RFC 6154) and set a few flags and a keyword upstream.
       await c.mailboxOpen('INBOX');
       await c.messageFlagsAdd('1:3', ['\\Seen', '$Important'], { uid: true });
-    } finally {
-      await c.logout();
-    }
+    });
   }, 300000);
 
   afterAll(async () => {
@@ -102,14 +95,11 @@ d('mailgate import imap from Dovecot', () => {
     for (let i = 0; i < 10; i++) {
       await dovecot.deliver(inst.dir, msg({ subject: `new ${i}`, body: `fresh mail ${i}\n` }));
     }
-    const c = await client();
-    try {
+    await withImapClient(inst, async (c) => {
       await c.mailboxOpen('INBOX');
       await c.messageFlagsAdd('10:12', ['\\Flagged'], { uid: true });
       await c.messageFlagsRemove('1', ['\\Seen'], { uid: true });
-    } finally {
-      await c.logout();
-    }
+    });
     const before = await ctx.db.knex.raw(
       "SELECT highestmodseq FROM mailboxes WHERE name = 'INBOX' AND user_id = (SELECT id FROM users WHERE name = 'mig')",
     );

@@ -7,7 +7,7 @@
  * command line is scripts/dovecot/dovecot.js. See README.md.
  *
  * API: installed(), start(opts) → instance with stop(), stop(dir), deliver(dir, raw, opts),
- * processes(dir), status(dir).
+ * processes(dir), status(dir), imapClient(endpoint), withImapClient(endpoint, fn).
  */
 
 const fs = require('node:fs');
@@ -534,6 +534,24 @@ async function imapClient(endpoint, opts = {}) {
   return client;
 }
 
+/**
+ * Runs `fn` with a client of imapClient(endpoint, opts) and logs it out afterwards, whatever
+ * `fn` did; resolves with what `fn` resolved with.
+ * @template T
+ * @param {{host: string, port: number, user: string, password: string}} endpoint
+ * @param {(client: import('imapflow').ImapFlow) => Promise<T>} fn
+ * @param {object} [opts] more ImapFlow options
+ * @returns {Promise<T>}
+ */
+async function withImapClient(endpoint, fn, opts) {
+  const client = await imapClient(endpoint, opts);
+  try {
+    return await fn(client);
+  } finally {
+    await client.logout();
+  }
+}
+
 module.exports = {
   installed,
   start,
@@ -542,6 +560,7 @@ module.exports = {
   deliver,
   processes,
   imapClient,
+  withImapClient,
   DovecotError,
   MAIL_UID,
 };

@@ -92,4 +92,28 @@ function useCliSuite(name) {
   return ctx;
 }
 
+/**
+ * useCliSuite plus the mail service on its database (`ctx.service`, set in beforeAll;
+ * MAILGATE_HOME the scratch folder, logs silent), closed before the database is dropped.
+ * @param {string} name scratch folder prefix
+ */
+function useServiceSuite(name) {
+  const { createMailService } = require('@mailgate/service');
+  let service = null;
+  // Registered before useCliSuite's hooks: afterAll hooks run in order, so this closes first.
+  afterAll(async () => {
+    if (service) await service.close();
+  });
+  const ctx = useCliSuite(name);
+  beforeAll(async () => {
+    service = await createMailService({
+      knex: ctx.db.knex,
+      env: { MAILGATE_HOME: ctx.tmp, LOG_LEVEL: 'silent' },
+    });
+    ctx.service = service;
+  });
+  return ctx;
+}
+
 module.exports.useCliSuite = useCliSuite;
+module.exports.useServiceSuite = useServiceSuite;

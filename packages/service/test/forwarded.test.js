@@ -1,26 +1,22 @@
 'use strict';
 
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { createMailService } = require('@mailgate/service');
 const { runImport } = require('@mailgate/importer');
 const { addLegacyUser } = require('@mailgate/legacy');
-const { createTestDatabase } = require('../../../test/support/db');
+const { useServiceSuite } = require('../../../test/support/db');
 const { msg } = require('../../../test/support/mail');
 
 // Issue 11 defect: `$Forwarded` imported from Maildir (info letter P) landed in `flags`, while
 // remove:["$Forwarded"] edits `keywords`, so it never came off. One split now puts it in
 // keywords on every path; removing it works on pg and on the maildir files themselves.
 describe('$Forwarded from Maildir is a keyword and can be removed', () => {
-  let db;
+  const ctx = useServiceSuite('fwd');
   let service;
-  let home;
   let maildir;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fwd-'));
-    maildir = path.join(home, 'Maildir');
+    ({ service } = ctx);
+    maildir = path.join(ctx.tmp, 'Maildir');
     for (const d of ['cur', 'new', 'tmp']) fs.mkdirSync(path.join(maildir, d), { recursive: true });
     fs.writeFileSync(path.join(maildir, 'dovecot-keywords'), '0 Work\n');
     fs.writeFileSync(
@@ -29,23 +25,14 @@ describe('$Forwarded from Maildir is a keyword and can be removed', () => {
     );
     fs.writeFileSync(path.join(maildir, 'cur', '1001.M2.host:2,S'), msg({ subject: 'Plain' }));
     await runImport({
-      store: db.store,
+      store: ctx.db.store,
       kind: 'maildir',
       paths: [maildir],
       user: 'fwd',
       workers: 0,
       progress: false,
     });
-    addLegacyUser(home, 'fwd', { maildir });
-    service = await createMailService({
-      knex: db.knex,
-      env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent' },
-    });
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.drop();
-    fs.rmSync(home, { recursive: true, force: true });
+    addLegacyUser(ctx.tmp, 'fwd', { maildir });
   });
 
   test.each(['pg', 'maildir'])(

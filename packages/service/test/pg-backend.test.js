@@ -1,34 +1,20 @@
 'use strict';
 
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { createMailService, OPERATIONS } = require('@mailgate/service');
-const { createTestDatabase } = require('../../../test/support/db');
+const { OPERATIONS } = require('@mailgate/service');
+const { useServiceSuite } = require('../../../test/support/db');
 const { msg } = require('../../../test/support/mail');
 
 // The pg backend's write operations beyond read/flags/expunge (APPEND, COPY/MOVE, mailbox
 // life cycle, subscriptions, changesSince) on a real PostgreSQL, through the service only.
 describe('service: pg backend operations', () => {
-  let db;
+  const ctx = useServiceSuite('svc');
   let service;
   let be;
-  let home;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-svc-'));
-    service = await createMailService({
-      knex: db.knex,
-      env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent' },
-    });
+    ({ service } = ctx);
     await service.users.create('carol', { password: 'pw-carol-1' });
     be = await service.openBackend('pg', 'carol');
     await be.createMailbox('INBOX');
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.drop();
-    fs.rmSync(home, { recursive: true, force: true });
   });
 
   test('pg declares every operation', () => {

@@ -5,11 +5,10 @@
  * mirror relies on. Needs ELASTICSEARCH_URL; outside CI it skips without it, in CI it fails.
  */
 
-const { skipNotice } = require('./support/skip');
+const { skipNotice, inCI } = require('./support/skip');
 const { Client } = require('@elastic/elasticsearch');
 
 const url = process.env.ELASTICSEARCH_URL;
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
 
 if (!url) {
   if (inCI) {

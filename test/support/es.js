@@ -2,6 +2,7 @@
 
 const crypto = require('node:crypto');
 const { Client } = require('@elastic/elasticsearch');
+const { inCI } = require('./skip');
 
 /*
  * Elasticsearch for tests: ELASTICSEARCH_URL must point at a node (`npm run es:start`). In CI a
@@ -10,7 +11,6 @@ const { Client } = require('@elastic/elasticsearch');
  */
 
 const url = process.env.ELASTICSEARCH_URL || null;
-const inCI = Boolean(process.env.CI) && process.env.CI !== 'false';
 
 /**
  * Checks the node once; returns null when usable, else the reason to skip.

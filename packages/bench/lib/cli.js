@@ -132,6 +132,9 @@ function addBenchCommand(program, ctx) {
         ...machineFacts({ work, config: ctx.config }),
         pageCacheDropped: run.dropCaches,
         notes: run.notes,
+        // The run's own wall time, whole and per size and backend (planning the next run).
+        benchSeconds: Math.round((Date.now() - started) / 100) / 10,
+        wall: run.wall,
       };
       const data = { machine, results: run.results };
       const command = `mailgate bench ${process.argv.slice(3).join(' ')}`.trim();

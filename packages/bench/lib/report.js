@@ -5,6 +5,9 @@ const path = require('node:path');
 const { FLAT_FILE } = require('./backends');
 const { checkTargets, targetsMarkdown } = require('./targets');
 
+/** The 2003 study's own tables (committed data: ../data/lisa2003.json, from notes/lisa2003.md). */
+const LISA2003 = require('../data/lisa2003.json');
+
 const SIZE_ORDER = ['small', 'medium', 'large'];
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#17becf'];
 
@@ -80,9 +83,12 @@ function markdown(data, extra = {}) {
   }
   for (const n of extra.notes || []) lines.push(`- note: ${n}`);
   if ((extra.notes || []).length) lines.push('');
-  if (sizes.includes('large') && data.results.some((r) => r.backend === 'pg')) {
+  if (
+    sizes.includes('large') &&
+    data.results.some((r) => r.backend === 'pg' || r.backend === 'mailgate-imap')
+  ) {
     lines.push(
-      '## Targets for the PostgreSQL path (large mailbox)',
+      '## Targets (large mailbox; issue 6: the PostgreSQL path, issue 13: every door)',
       '',
       targetsMarkdown(checkTargets(data.results)),
       '',
@@ -95,6 +101,10 @@ function markdown(data, extra = {}) {
     'doors (to the best flat-file backend of any door).',
     '',
   );
+  lines.push(...studyMarkdown(data.results), '');
+  if (Array.isArray(data.machine.wall) && data.machine.wall.length) {
+    lines.push(...wallMarkdown(data.machine.wall, data.machine.benchSeconds), '');
+  }
   for (const grp of group(data.results)) {
     lines.push(`## ${grp.request} (${grp.phase})`, '');
     const head = [
@@ -142,6 +152,119 @@ function markdown(data, extra = {}) {
     lines.push('');
   }
   return lines.join('\n');
+}
+
+/**
+ * The 2003 study's own tables beside this run (warm medians), generated from the committed
+ * data file, never typed by hand: per request and size, the study's four servers (seconds, its
+ * variance marks kept) and its flat-file ÷ database ratio (best of UW and Courier ÷ MySQL),
+ * then this run's database path and best flat-file backend in each door that has both, with
+ * the same ratio. Absolute times of a 200 MHz machine of 2003 and of this one are not
+ * comparable; the ratios within each run are.
+ * @param {object[]} results
+ * @returns {string[]} Markdown lines
+ */
+function studyMarkdown(results) {
+  const warm = results.filter((r) => r.phase === 'warm');
+  const sizes = sizesOf(warm);
+  // Doors with a database path and a flat-file side of their own.
+  const doors = [
+    { door: 'store', db: ['pg'], flat: ['mbox', 'maildir'] },
+    { door: 'imap', db: ['mailgate-imap'], flat: ['dovecot-mbox', 'dovecot-maildir'] },
+  ].filter((d) => warm.some((r) => d.db.includes(r.backend) || d.flat.includes(r.backend)));
+  const pick = (names, request, size) =>
+    warm
+      .filter((r) => names.includes(r.backend) && r.request === request && r.size === size)
+      .reduce(
+        (b, r) => (!b || (r.agrees && (!b.agrees || r.ms.median < b.ms.median)) ? r : b),
+        null,
+      );
+  const s = LISA2003.servers;
+  const head = [
+    'request',
+    'size',
+    ...Object.keys(s).map((k) => `2003 ${k} (s)`),
+    '2003 flat file ÷ MySQL',
+    ...doors.flatMap((d) => [
+      `${d.db.join('/')} (${d.door}, ms)`,
+      `best flat file (${d.door}, ms)`,
+      `flat file ÷ ${d.db.join('/')}`,
+    ]),
+  ];
+  const lines = [
+    '## The 2003 study beside this run',
+    '',
+    `The study's own tables (${LISA2003.source}; ${LISA2003.machine}), generated from ` +
+      '`packages/bench/data/lisa2003.json`, beside this run\'s warm medians. Its "happy" and ' +
+      '"free" (~1% and ~25% of its mail) stand beside this run\'s `text_rare` and `text_common` ' +
+      '(the same fractions of this corpus; the literal words are `text_happy` and `text_free` ' +
+      'below). A ratio above 1× means the database path is faster. Compare the ratios, not ' +
+      'the times: a 200 MHz machine of 2003 against this one. ' +
+      'The study queried MySQL directly, with no IMAP server in front of it; here the database ' +
+      "path is measured in each door against that door's own flat-file side (store: direct " +
+      'mbox/Maildir as UW and Courier read them; imap: Dovecot, one raw client for both). ' +
+      `${Object.entries(s)
+        .map(([k, v]) => `${k} = ${v}`)
+        .join('; ')}. † ‡: the paper's marks for unusual variance.`,
+    '',
+    `| ${head.join(' | ')} |`,
+    `|${head.map((_, i) => (i > 1 ? '---:' : '---')).join('|')}|`,
+  ];
+  const ratio = (flat, db) =>
+    flat && db && db.agrees && flat.agrees && db.ms.median > 0
+      ? `${(flat.ms.median / db.ms.median).toFixed(1)}×`
+      : '–';
+  const cell = (r) => (r ? `${fmt(r.ms.median)}${r.agrees ? '' : ' ✗'}` : '–');
+  for (const row of LISA2003.rows) {
+    if (sizes.length && !sizes.includes(row.size)) continue;
+    const study = Object.keys(s).map(
+      (k) => `${row.seconds[k]}${(row.marks && row.marks[k]) || ''}`,
+    );
+    const flat2003 = Math.min(...LISA2003.flatFile.map((k) => row.seconds[k]));
+    const ours = doors.flatMap((d) => {
+      const db = pick(d.db, row.request, row.size);
+      const flat = pick(d.flat, row.request, row.size);
+      const best = flat ? `${cell(flat)} (${flat.backend})` : '–';
+      return [cell(db), best, ratio(flat, db)];
+    });
+    lines.push(
+      `| ${[
+        row.study,
+        row.size,
+        ...study,
+        `${(flat2003 / row.seconds[LISA2003.database]).toFixed(1)}×`,
+        ...ours,
+      ].join(' | ')} |`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * Where the run's wall time went, per size and backend (seconds): load (import, first open),
+ * warm reads, expunges with their restores, cold requests with their restarts.
+ * @param {Array<{size: string, backend: string, load: number, warm: number, expunge: number, cold: number, total: number}>} wall
+ * @param {number} [benchSeconds] the whole run
+ * @returns {string[]}
+ */
+function wallMarkdown(wall, benchSeconds) {
+  const sum = wall.reduce((n, w) => n + w.total, 0);
+  const lines = [
+    "## Where the run's time went (s)",
+    '',
+    `Whole run ${benchSeconds != null ? benchSeconds.toFixed(0) : '–'} s; backends ` +
+      `${sum.toFixed(0)} s (the rest: building mailboxes, choosing queries, reports).`,
+    '',
+    '| size | backend | load | warm | expunge | cold | total |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ];
+  const f = (x) => (x >= 10 ? x.toFixed(0) : x.toFixed(1));
+  for (const w of wall) {
+    lines.push(
+      `| ${w.size} | ${w.backend} | ${f(w.load)} | ${f(w.warm)} | ${f(w.expunge)} | ${f(w.cold)} | ${f(w.total)} |`,
+    );
+  }
+  return lines;
 }
 
 /**
@@ -256,4 +379,12 @@ function writeReport(dir, data, extra = {}) {
   return { json, md, charts: files };
 }
 
-module.exports = { markdown, lineChart, charts, writeReport };
+module.exports = {
+  markdown,
+  studyMarkdown,
+  wallMarkdown,
+  lineChart,
+  charts,
+  writeReport,
+  LISA2003,
+};

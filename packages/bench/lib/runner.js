@@ -70,7 +70,7 @@ const timedMs = (res, t0) => {
  * @param {object} [o.config] mailgate config (loadConfig())
  * @param {(name: string, ctx: object) => object} [o.createBackend] for tests of the harness
  * @param {Record<string, number>} [o.sizeCounts] override of SIZES (tests)
- * @returns {Promise<{results: object[], queries: object, notes: string[], dropCaches: boolean|null}>}
+ * @returns {Promise<{results: object[], queries: object, notes: string[], wall: object[], dropCaches: boolean|null}>}
  */
 async function runBench(o) {
   const log = o.log || (() => {});
@@ -87,6 +87,10 @@ async function runBench(o) {
     samples.length < o.runs && (samples.length === 0 || spent < budgetMs);
   // Requests that got fewer than --runs samples because of --budget, and how many they got.
   const budgeted = [];
+  // Where the run's wall time went, per size and backend (s): load (import and first open),
+  // warm reads, expunges (with their untimed restores), cold (restarts, cache drops, one
+  // sample each) — for planning a full run, not a result.
+  const wall = [];
   for (const size of o.sizes) {
     if (!counts[size]) throw new Error(`unknown size ${size} (small, medium, large)`);
     const box = buildMailbox({
@@ -148,6 +152,14 @@ async function runBench(o) {
         continue;
       }
       log(`${size}: ${name}: loading ${box.count} messages`);
+      const used = { size, backend: name, load: 0, warm: 0, expunge: 0, cold: 0, total: 0 };
+      wall.push(used);
+      let mark = now();
+      const part = (key) => {
+        const t = now();
+        used[key] = Math.round(Number(t - mark) / 1e7) / 100;
+        mark = t;
+      };
       // An adapter with `requests` (es) answers only those; the others are reported, once.
       const applies = (request) => !b.requests || b.requests.has(request);
       const skipped = REQUESTS.filter((r) => !applies(r));
@@ -166,6 +178,7 @@ async function runBench(o) {
           record(name, 'first_open', 'warm', [timedMs(opened, t0)], opened.count, opened.count);
         }
         if (b.ready) await b.ready();
+        part('load');
 
         // Read-only requests: one untimed run gives the answer, then --runs timed repeats.
         const reads = [{ request: 'headers', run: () => b.headers('headers') }];
@@ -203,6 +216,7 @@ async function runBench(o) {
           );
         }
 
+        part('warm');
         // Expunges: the pristine mailbox is restored (untimed) before every sample.
         let dirty = false;
         for (const request of ['expunge_1pct', 'expunge_20pct']) {
@@ -228,6 +242,7 @@ async function runBench(o) {
           );
         }
         if (dirty) await b.restore();
+        part('expunge');
 
         if (o.cold) {
           for (const r of reads) {
@@ -243,9 +258,15 @@ async function runBench(o) {
             record(name, r.request, 'cold', [ms], null, res.ids.length);
             log(`  cold ${r.request.padEnd(13)} ${ms.toFixed(1)} ms`);
           }
+          part('cold');
         }
       } finally {
         await b.close();
+        used.total = Math.round((used.load + used.warm + used.expunge + used.cold) * 100) / 100;
+        log(
+          `  ${name}: ${used.total} s (load ${used.load}, warm ${used.warm}, ` +
+            `expunge ${used.expunge}, cold ${used.cold})`,
+        );
       }
     }
     // The agreement check, per request over the backends that answered it.
@@ -273,7 +294,7 @@ async function runBench(o) {
   }
   if (o.cold && dropped === false)
     notes.push('page cache NOT dropped: /proc/sys/vm/drop_caches not writable');
-  return { results, queries, notes, dropCaches: o.cold ? dropped : null };
+  return { results, queries, notes, wall, dropCaches: o.cold ? dropped : null };
 }
 
 module.exports = { runBench, REQUESTS, dropCaches };

@@ -153,6 +153,12 @@ describe('harness', () => {
       // The unavailable backend is skipped with a note, not fatal.
       expect(run.notes.join('\n')).toMatch(/backend es is not available yet/);
       expect(rows.some((r) => r.backend === 'es')).toBe(false);
+      // Where the wall time went, per backend that ran (planning a full run).
+      expect(run.wall.map((w) => w.backend)).toEqual(['a', 'b', 'liar']);
+      for (const w of run.wall) {
+        expect(w).toMatchObject({ size: 'small', cold: 0 });
+        expect(w.total).toBeCloseTo(w.load + w.warm + w.expunge + w.cold, 1);
+      }
     } finally {
       fs.rmSync(corpus.dir, { recursive: true, force: true });
       fs.rmSync(work, { recursive: true, force: true });

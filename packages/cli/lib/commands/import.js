@@ -4,6 +4,7 @@ const { Option } = require('commander');
 const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
 const { withInterrupt } = require('../interrupt');
+const { boundImportHeap } = require('../heap');
 
 /*
  * `mailgate import mbox|maildir|mh|imap`: one command per source kind, all through
@@ -90,6 +91,8 @@ named; a source without any mail ends with the warning NO_MAIL_FOUND (exit code 
 async function runImportCommand(ctx, kind, paths, o) {
   const { config, log } = ctx;
   if (!o.user) throw new errors.USAGE(`import ${kind}: --user is required`);
+  // This process's job is the import: keep its heaps near their live data (heap.js).
+  boundImportHeap();
   const report = await withInterrupt((signal) =>
     ctx.withService((service) =>
       importer.runImport({

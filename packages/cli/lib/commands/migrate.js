@@ -3,6 +3,7 @@
 const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
 const { withInterrupt } = require('../interrupt');
+const { boundImportHeap } = require('../heap');
 
 /*
  * `mailgate migrate U`: moves one account from its upstream IMAP server (`mailgate legacy
@@ -69,6 +70,8 @@ async function migrate(ctx, user, o) {
     );
     return;
   }
+  // This process's job is the import: keep its heaps near their live data (heap.js).
+  boundImportHeap();
   const result = await withInterrupt((signal) =>
     ctx.withService(async (service) =>
       importer.migrateAccount({

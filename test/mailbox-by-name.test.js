@@ -102,6 +102,17 @@ describe('mailboxes by name: resolved in the statement, never stale', () => {
     });
   });
 
+  test('pages by name come from the list cache once it holds the mailbox', async () => {
+    const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
+    const page = () => fresh.scanPage(user.id, byName('Alpha'), { limit: 2, withTotal: true });
+    await page(); // by SQL; the mailbox loads in the background
+    await Promise.all([...fresh.listCache.loading.values()]);
+    const before = { ...fresh.listCache.stats };
+    for (let i = 0; i < 3; i++) expect((await page()).total).toBe(4);
+    expect(fresh.listCache.stats.hits).toBe(before.hits + 3);
+    expect(fresh.listCache.stats.loads).toBe(before.loads);
+  });
+
   test('an unknown name is MAILBOX_NOT_FOUND on every operation that takes one', async () => {
     const nope = byName('Nope');
     const calls = [

@@ -197,7 +197,10 @@ class ListCache {
     return e.list;
   }
 
-  /** Remembers (or forgets) which mailbox a name denoted at the last read: a hint only. */
+  /**
+   * Remembers (or forgets) which mailbox a name denoted at the last read that resolved it
+   * (rowsOf, or a store statement by name): a hint for cachedId only.
+   */
   noteName(userId, name, id) {
     const k = `${userId}:${name}`;
     if (id == null) this.names.delete(k);

@@ -138,6 +138,7 @@ const mailOps = {
       [userId, ...k.bindings, opts.limit + 1],
     );
     mustExist(mailbox, mb);
+    if (mb && cache && isName(mailbox)) cache.noteName(userId, mailbox.name, mb.id);
     if (mb && cache && opts.order !== 'date' && !cache.has(userId, mb.id)) {
       // Not cached yet: this page by SQL (a few ms), the whole mailbox loads in the background.
       cache.warm(this.knex, userId, mb.id);

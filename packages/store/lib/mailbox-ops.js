@@ -232,6 +232,7 @@ const mailboxOps = {
     );
     mustExist(mailbox, mb);
     if (!mb) return { total: 0, unseen: 0 };
+    if (cache && isName(mailbox)) cache.noteName(userId, mailbox.name, mb.id);
     if (cache && cached == null) cache.warm(this.knex, userId, mb.id);
     return { total: rows[0].total, unseen: rows[0].unseen, mailbox: mb };
   },

@@ -54,7 +54,9 @@ class BackendUnavailable extends Error {
  *             parsed as a client would
  *   search    GET /search?q=…&mailbox=INBOX&limit=0 (`backend=es` for es-api)
  *   expunge   POST …/flags {uids, add: [\Deleted]} then POST …/expunge {uids}, as a webmail
- *             client does; the API purges in the background, so restore re-imports
+ *             client does; the app runs with its background purge off (as the pg and
+ *             mailgate-imap adapters do: phase one of expunge is the client's answer), so the
+ *             expunged rows stay hidden and restore un-hides them with their uids
  *   fetchOne  GET /mailboxes/INBOX/messages/:uid (flags, structure, header, body parts)
  * @param {'pg'|'es'} inner
  */
@@ -67,6 +69,7 @@ function apiBackend(inner) {
     let url = null;
     let auth = null;
     let builtFor = null;
+    let hidden = [];
 
     const start = async () => {
       const { build } = require('@mailgate/api');
@@ -77,6 +80,9 @@ function apiBackend(inner) {
         // Not the start-up sweep for other users' hidden rows (the pg adapter's, in the same
         // database): it would purge them while this adapter's requests are being timed.
         purgeOnStart: false,
+        // Nor the purge of what the timed expunges hide: it is off the client's clock, and the
+        // restore un-hides the rows instead of re-importing them (same uids, no key map).
+        purge: false,
         ...(inner === 'es'
           ? {
               elasticsearchUrl: base.elasticsearchUrl || process.env.ELASTICSEARCH_URL,
@@ -162,10 +168,12 @@ function apiBackend(inner) {
         const uids = wrapped.uidsOf(list);
         await json('POST', '/mailboxes/INBOX/flags', { uids, add: ['\\Deleted'] });
         const r = await json('POST', '/mailboxes/INBOX/expunge', { uids });
+        hidden = r.expunged;
         return { ids: r.expunged };
       },
       async restore() {
-        await wrapped.reimport();
+        if (hidden.length) await wrapped.unhide(hidden);
+        hidden = [];
       },
       async fetchOne(key) {
         const [uid] = wrapped.uidsOf([key]);

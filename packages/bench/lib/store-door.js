@@ -196,14 +196,9 @@ function storeDoor(kind, ctx, opts = {}) {
       }
       hidden = [];
     },
-    /** The api adapter's restore: the API purges in the background, so re-import. */
-    async reimport() {
-      await service.store.purgeExpunged(
-        be.user.id,
-        (await service.store.getMailbox(be.user.id, 'INBOX')).id,
-      );
-      await loadDb();
-      await mapKeys();
+    /** The api adapter's restore: un-hides what its expunges hid (its app does not purge). */
+    async unhide(uids) {
+      await be.restoreExpunged('INBOX', uids);
     },
     async fetchOne(key) {
       const [uid] = keys.uidsOf([key]);

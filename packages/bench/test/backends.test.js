@@ -120,6 +120,9 @@ describe('backend adapters', () => {
         .sort(),
     );
     expect(get('pg-api', 'expunge_20pct')).toMatchObject({ matches: 60, agrees: true });
+    // The second sample expunged the same messages by the same uids: the restore between
+    // them un-hid the rows the API's expunge hid (its purge is off), no re-import.
+    expect(get('pg-api', 'expunge_20pct').samples).toHaveLength(2);
     expect(get('pg-api', 'headers', 'cold')).toMatchObject({ matches: 300, agrees: true });
     for (const format of ['mbox', 'maildir']) {
       expect(get(format, 'import')).toMatchObject({ matches: 300, agrees: true });

@@ -33,6 +33,19 @@ const CHUNK_CHARS = 1 << 16;
 // Bytes of whole NDJSON bodies kept (ndjsonChunks): two mailboxes of ~21,000 rows.
 const BODY_BYTES = 48 * 1024 * 1024;
 
+// Date order (the API's `order=date`): the Date header, else INTERNALDATE (an indexed
+// expression), then uid; a keyset position holds the date as text at PostgreSQL's microsecond
+// precision (a JS Date would round to milliseconds and skip or repeat rows at a page boundary).
+const SORT_DATE = 'coalesce(m.date, m.internal_date)';
+const SORT_DATE_TEXT = `to_char(${SORT_DATE} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+// Cached rows carry that text (beside the row, never in it) and whether it orders like the
+// timestamp: fixed width, years 1000-9999 (to_char has no era, and a fifth digit breaks the
+// width). A mailbox with a row outside is paged in date order by SQL.
+const DATE_KEY_COLUMNS = `${SORT_DATE_TEXT} AS sort_date,
+  (${SORT_DATE} >= '1000-01-01T00:00:00Z' AND ${SORT_DATE} < '10000-01-01T00:00:00Z') AS sort_safe`;
+// A keyset date the cache can compare as text: SORT_DATE_TEXT's own shape, in the safe years.
+const DATE_TEXT = /^[1-9]\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
 const COUNT_SQL = `SELECT count(*)::int AS n FROM messages m
   WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged`;
 
@@ -61,8 +74,12 @@ class ListCache {
    */
   constructor(o) {
     this.maxRows = o.maxRows;
-    this.select = o.select;
+    this.select = `${o.select}, ${DATE_KEY_COLUMNS}`;
     this.toRow = o.toRow;
+    // Cached row -> its SORT_DATE_TEXT (safe ones only), and row list -> its rows in date
+    // order (built at the first date page of that list): both collected with their rows.
+    this.sortDates = new WeakMap();
+    this.dateOrders = new WeakMap();
     this.entries = new Map(); // `${userId}:${mailboxId}` -> entry, in LRU order
     this.rows = 0;
     this.stats = { hits: 0, deltas: 0, loads: 0 };
@@ -217,8 +234,79 @@ class ListCache {
           WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ORDER BY m.uid`,
         [userId, mailboxId],
       );
-      return { list: r.rows.map((x) => Object.freeze(this.toRow(x))), uidvalidity: 0 };
+      return { list: r.rows.map((x) => this.rowOf(x)), uidvalidity: 0 };
     });
+  }
+
+  /** A cached row from a SELECT row: frozen, its date key kept beside it. */
+  rowOf(x) {
+    const row = Object.freeze(this.toRow(x));
+    if (x.sort_safe && x.sort_date) this.sortDates.set(row, x.sort_date);
+    return row;
+  }
+
+  /**
+   * A keyset page in date order — SORT_DATE, then uid, as the SQL page orders — out of a list
+   * returned by rowsOf, with the SQL page's shape (`next.date` the same text); null when the
+   * list cannot answer exactly (a row outside the safe years, or an `after` date not in
+   * SORT_DATE_TEXT's shape): the caller pages by SQL.
+   * @param {ReadonlyArray<object>} list
+   * @param {{limit: number, desc?: boolean, after?: {uid: number, date?: string}|null}} opts
+   * @returns {{rows: object[], next: {uid: number, date: string}|null}|null}
+   */
+  datePage(list, opts) {
+    const sorted = this.dateOrder(list);
+    if (!sorted) return null;
+    const dates = this.sortDates;
+    // <0, 0, >0 as row's (date, uid) is before, at, after (d, u)
+    const cmp = (row, d, u) => {
+      const rd = dates.get(row);
+      return rd < d ? -1 : rd > d ? 1 : row.uid - u;
+    };
+    // first index whose row is after (d, u) (strict) or at-or-after it
+    const bound = (d, u, strict) => {
+      let a = 0;
+      let b = sorted.length;
+      while (a < b) {
+        const mid = (a + b) >> 1;
+        const c = cmp(sorted[mid], d, u);
+        if (c < 0 || (strict && c === 0)) a = mid + 1;
+        else b = mid;
+      }
+      return a;
+    };
+    let lo = 0;
+    let hi = sorted.length; // the rows past the cursor are [lo, hi)
+    const after = opts.after;
+    if (after) {
+      const u = Number(after.uid);
+      if (!Number.isSafeInteger(u) || !validDateText(after.date)) return null;
+      if (opts.desc) hi = bound(after.date, u, false);
+      else lo = bound(after.date, u, true);
+    }
+    const n = Math.min(opts.limit, hi - lo);
+    const rows = new Array(n);
+    for (let i = 0; i < n; i++) rows[i] = opts.desc ? sorted[hi - 1 - i] : sorted[lo + i];
+    const more = hi - lo > opts.limit;
+    const last = rows[n - 1];
+    return { rows, next: more && last ? { uid: last.uid, date: dates.get(last) } : null };
+  }
+
+  /** The list's rows in ascending date order (memoised per list), or null (see datePage). */
+  dateOrder(list) {
+    let sorted = this.dateOrders.get(list);
+    if (sorted !== undefined) return sorted;
+    const dates = this.sortDates;
+    sorted = list.every((row) => dates.has(row)) ? [...list] : null;
+    if (sorted) {
+      sorted.sort((a, b) => {
+        const da = dates.get(a);
+        const db = dates.get(b);
+        return da < db ? -1 : da > db ? 1 : a.uid - b.uid;
+      });
+    }
+    this.dateOrders.set(list, sorted);
+    return sorted;
   }
 
   /** The rows changed since the entry's modseq, applied to a copy; null when a reload is due. */
@@ -244,11 +332,11 @@ class ListCache {
       if (!x) list.push(row);
       else {
         byUid.delete(row.uid);
-        if (!x.expunged) list.push(Object.freeze(this.toRow(x)));
+        if (!x.expunged) list.push(this.rowOf(x));
       }
     }
     const added = [];
-    for (const x of byUid.values()) if (!x.expunged) added.push(Object.freeze(this.toRow(x)));
+    for (const x of byUid.values()) if (!x.expunged) added.push(this.rowOf(x));
     if (added.length) {
       list.push(...added);
       // New uids are above the old ones, except a restored (un-hidden) message: keep uid order.
@@ -359,6 +447,17 @@ class ListCache {
 }
 
 /**
+ * Whether a keyset date is SORT_DATE_TEXT of a real instant in the safe years (so that text
+ * order is time order, and PostgreSQL would read it as that very instant).
+ * @param {unknown} d
+ */
+function validDateText(d) {
+  if (typeof d !== 'string' || !DATE_TEXT.test(d)) return false;
+  const ms = Date.parse(d.slice(0, 23) + 'Z');
+  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 23) === d.slice(0, 23);
+}
+
+/**
  * A keyset page out of uid-ordered rows (the same semantics as the SQL scan).
  * @param {ReadonlyArray<{uid: number}>} list
  * @param {{limit?: number, afterUid?: number, order?: 'asc'|'desc'}} opts
@@ -388,4 +487,4 @@ function pageOf(list, opts = {}) {
   return out;
 }
 
-module.exports = { ListCache, pageOf };
+module.exports = { ListCache, pageOf, SORT_DATE, SORT_DATE_TEXT };

@@ -9,7 +9,8 @@ const { compileSql } = require('@mailgate/query');
 const { parseQuery } = require('./pg-store');
 const { HEADER_COLUMNS, HEADER_JSON_SQL, headerRow } = require('./header-row');
 const { splitFlags } = require('@mailgate/readers');
-const { pageOf } = require('./list-cache');
+// Date order: the Date header, else INTERNALDATE, then uid; keyset dates as text (list-cache.js).
+const { pageOf, SORT_DATE, SORT_DATE_TEXT } = require('./list-cache');
 const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
 
 /*
@@ -20,12 +21,6 @@ const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
  * Flag changes and expunges bump the mailbox's HIGHESTMODSEQ and stamp the changed messages
  * with it, under the mailbox row lock (RFC 7162 CONDSTORE).
  */
-
-// Date order sorts on the Date header, falling back to INTERNALDATE (indexed expression).
-const SORT_DATE = 'coalesce(m.date, m.internal_date)';
-// Keyset position of a row in date order, at PostgreSQL's microsecond precision (a JS Date
-// would round to milliseconds and skip or repeat rows at a page boundary).
-const SORT_DATE_TEXT = `to_char(${SORT_DATE} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
  * @param {{order?: 'uid'|'date', desc?: boolean, after?: {uid: number, date?: string}|null}} o
@@ -91,9 +86,16 @@ const mailOps = {
     }
     if (!opts.withTotal) return this.pageOnly(userId, mailbox, opts);
     if (cached != null) {
-      // Date order with the mailbox cached: the page by SQL, whose statement also reads the
-      // mailbox row (HIGHESTMODSEQ, same snapshot); when the cached list is of that modseq,
-      // its length is the exact total (one round trip, no count).
+      // Date order with the mailbox cached: the page from the cached rows in date order (one
+      // read of the mailbox row, as in uid order) when they can answer exactly (list-cache.js
+      // datePage)...
+      const rows = await cache.rowsOf(this.knex, userId, mailbox);
+      mustExist(mailbox, rows);
+      if (!rows) return { rows: [], next: null, total: 0 };
+      const fromList = cache.datePage(rows, opts);
+      if (fromList) return { ...fromList, total: rows.length };
+      // ...else the page by SQL, whose statement also reads the mailbox row (HIGHESTMODSEQ,
+      // same snapshot); when the cached list is of that modseq, its length is the exact total.
       const page = await this.pageOnly(userId, mailbox, opts);
       const mb = page.mailbox;
       const list = mb ? cache.current(userId, mb.id, mb.highestmodseq) : null;

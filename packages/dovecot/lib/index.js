@@ -548,7 +548,8 @@ async function withImapClient(endpoint, fn, opts) {
   try {
     return await fn(client);
   } finally {
-    await client.logout();
+    // A logout that fails (the connection already dropped) must not hide fn's own error.
+    await client.logout().catch(() => client.close());
   }
 }
 

@@ -157,6 +157,7 @@ class Session {
     const t0 = process.hrtime.bigint();
     let answer;
     try {
+      if (mod.usesView && cmd.name !== 'UNSELECT' && !(await this.viewStillSelected())) return;
       const res = (await mod.run(this, cmd)) || {};
       if (this.closed || res.answered) return;
       // RFC 3501 7.4.1: no EXPUNGE during FETCH, STORE or SEARCH (sequence numbers in use).
@@ -176,6 +177,29 @@ class Session {
       this.handoff = null;
       handoff();
     }
+  }
+
+  /**
+   * The selected mailbox is still the one this session opened: the service names mailboxes,
+   * and another session may have renamed it away and given its name to another mailbox (or
+   * deleted it). Commands that read or change messages by number would then act on the wrong
+   * mailbox's messages under this view's UIDs, which RFC 3501 2.3.1.1 forbids within one
+   * UIDVALIDITY. A changed UIDVALIDITY or a missing mailbox ends the session with BYE, as
+   * Dovecot does when the selected mailbox is renamed or deleted under a session.
+   * @returns {Promise<boolean>} false when the session was closed
+   */
+  async viewStillSelected() {
+    const v = this.view;
+    let status = null;
+    try {
+      status = await this.backend.status(v.name);
+    } catch (err) {
+      if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
+    }
+    if (status && Number(status.uidvalidity) === Number(v.uidvalidity)) return true;
+    this.log.debug({ mailbox: v.name }, 'selected mailbox renamed or deleted');
+    this.bye('Selected mailbox was renamed or deleted');
+    return false;
   }
 
   /** Pushes other sessions' changes to the client as untagged responses. */

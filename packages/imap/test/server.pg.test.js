@@ -391,3 +391,40 @@ test('graceful shutdown says BYE to every session', async () => {
   expect(await bye).toMatch(/BYE mailgate shutting down/);
   c.close();
 });
+
+test('a selected mailbox renamed away by another session: no command acts on the mailbox that takes its name', async () => {
+  const be = await env.service.openBackend('pg', 'alice');
+  await be.createMailbox('Swap');
+  await be.append('Swap', msg({ subject: 'swap one' }), {});
+  await be.createMailbox('Other');
+  await be.append('Other', msg({ subject: 'other one' }), {});
+  const c = await RawClient.connect(env.port);
+  await c.cmd('a', `LOGIN alice "${PW.alice}"`);
+  await c.cmd('b', 'SELECT Swap');
+  // Another session: the selected mailbox's name now denotes another mailbox.
+  await be.renameMailbox('Swap', 'Swapped');
+  await be.renameMailbox('Other', 'Swap');
+  c.write('c UID STORE 1 +FLAGS (\\Deleted)\r\n');
+  expect(await c.waitFor(/^\* BYE [^\r]*\r\n/m)).toMatch(/renamed or deleted/);
+  // Neither mailbox was touched: no flag set on the message that took the name.
+  const taken = await be.scan('Swap');
+  expect(taken.rows.map((r) => [r.subject, r.flags])).toEqual([['other one', []]]);
+  const moved = await be.scan('Swapped');
+  expect(moved.rows.map((r) => [r.subject, r.flags])).toEqual([['swap one', []]]);
+  c.close();
+  // Deleted under a session: the same.
+  const d = await RawClient.connect(env.port);
+  await d.cmd('a', `LOGIN alice "${PW.alice}"`);
+  await d.cmd('b', 'SELECT Swapped');
+  await be.deleteMailbox('Swapped');
+  d.write('c FETCH 1 (FLAGS)\r\n');
+  expect(await d.waitFor(/^\* BYE [^\r]*\r\n/m)).toMatch(/renamed or deleted/);
+  d.close();
+  // A session whose mailbox was not touched goes on working.
+  const e = await RawClient.connect(env.port);
+  await e.cmd('a', `LOGIN alice "${PW.alice}"`);
+  await e.cmd('b', 'SELECT Swap');
+  expect(await e.cmd('c', 'UID FETCH 1:* (FLAGS)')).toMatch(/^c OK/m);
+  e.close();
+  await be.close();
+});

@@ -495,7 +495,7 @@ const mailOps = {
    * batches (one short transaction each), so index maintenance never holds locks for long
    * and autovacuum keeps up — the step where the 2003 MySQL schema collapsed.
    * @param {number} userId
-   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
+   * @param {number} mailboxId an id (the purger's; names are not taken here)
    * @param {{batchSize?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} rows purged
    */

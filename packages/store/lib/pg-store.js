@@ -682,10 +682,17 @@ async function lookupIn(knex, userId, mailboxId, items) {
 async function statsForNewPartition(client, userId) {
   const id = Number(userId);
   if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
-  const r = await client.query('SELECT reltuples FROM pg_class WHERE oid = $1::regclass', [
-    `messages_u${id}`,
-  ]);
-  if (r.rows.length && Number(r.rows[0].reltuples) < 0) {
+  // Statistics rows, not pg_class.reltuples: ANALYZE in a transaction that rolls back (a
+  // failed or killed first batch) keeps its reltuples but loses its pg_statistic rows, and
+  // the partition would then never get statistics before the end of the import.
+  const r = await client.query(
+    // pg_stats, not pg_statistic: readable by a DATABASE_URL role that is not a superuser.
+    `SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname
+      WHERE c.oid = $1::regclass LIMIT 1`,
+    [`messages_u${id}`],
+  );
+  if (!r.rows.length) {
     await client.query(`ANALYZE messages_u${id} (user_id, mailbox_id, uid)`);
   }
 }

@@ -7,6 +7,7 @@ const { arity } = require('../args');
 module.exports = {
   name: ['CLOSE', 'UNSELECT'],
   states: ['selected'],
+  usesView: true,
   sync: false,
   async run(s, cmd) {
     arity(cmd, 0);

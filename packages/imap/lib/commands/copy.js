@@ -6,6 +6,7 @@ const { runCopy } = require('../copy');
 module.exports = {
   name: 'COPY',
   states: ['selected'],
+  usesView: true,
   expunges: false,
   run: (s, cmd) => runCopy(s, cmd.args, { byUid: false, move: false }),
 };

@@ -9,6 +9,7 @@ const { expungedUids } = require('../mail-data');
 module.exports = {
   name: 'EXPUNGE',
   states: ['selected'],
+  usesView: true,
   async run(s, cmd) {
     arity(cmd, 0);
     if (s.view.readOnly) throw no('Mailbox is read-only', 'READ-ONLY');

@@ -6,6 +6,7 @@ const { runFetch } = require('../fetch');
 module.exports = {
   name: 'FETCH',
   states: ['selected'],
+  usesView: true,
   expunges: false,
   run: (s, cmd) => runFetch(s, cmd.args, false),
 };

@@ -5,7 +5,9 @@
  * exporting `{name, states, run(session, cmd)}` (`name` a list where one module serves the
  * variants of one command, told apart by `cmd.name`: SELECT/EXAMINE, CLOSE/UNSELECT,
  * SUBSCRIBE/UNSUBSCRIBE) and optionally `sync: false` (no untagged
- * updates after it) or `expunges: false` (no EXPUNGE after it, RFC 3501 7.4.1). The session
+ * updates after it), `expunges: false` (no EXPUNGE after it, RFC 3501 7.4.1) or `usesView:
+ * true` (acts on the selected mailbox's messages: the session first checks that the mailbox
+ * under that name is still the one selected, same UIDVALIDITY). The session
  * dispatches by name; nothing else lists commands.
  */
 

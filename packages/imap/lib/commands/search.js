@@ -6,6 +6,7 @@ const { runSearch, sendSearch } = require('../search');
 module.exports = {
   name: 'SEARCH',
   states: ['selected'],
+  usesView: true,
   expunges: false,
   async run(s, cmd) {
     sendSearch(s, await runSearch(s, cmd.args), false);

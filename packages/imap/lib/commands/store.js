@@ -6,6 +6,7 @@ const { runStore } = require('../store');
 module.exports = {
   name: 'STORE',
   states: ['selected'],
+  usesView: true,
   expunges: false,
   run: (s, cmd) => runStore(s, cmd.args, false),
 };

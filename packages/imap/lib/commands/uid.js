@@ -40,6 +40,7 @@ const SUB = {
 module.exports = {
   name: 'UID',
   states: ['selected'],
+  usesView: true,
   async run(s, cmd) {
     const sub = cmd.args[0] && cmd.args[0].type === 'atom' ? cmd.args[0].value.toUpperCase() : '';
     const fn = SUB[sub];

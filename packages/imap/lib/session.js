@@ -192,7 +192,7 @@ class Session {
     const v = this.view;
     let status = null;
     try {
-      status = await this.backend.status(v.name);
+      status = await this.backend.status(v.name, { counts: false });
     } catch (err) {
       if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
     }

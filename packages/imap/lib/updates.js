@@ -17,7 +17,7 @@ const { formatSet } = require('./sequence');
 async function syncView(s, opts = {}) {
   const v = s.view;
   const be = s.backend;
-  const status = await be.status(v.name);
+  const status = await be.status(v.name, { counts: false });
   if (s.view !== v) return;
   // Every change to a mailbox's messages moves its HIGHESTMODSEQ (RFC 7162 3.1.1; the store
   // stamps rows and mailbox in one transaction): an unmoved one means nothing to report, and

@@ -58,10 +58,19 @@ class PgBackend extends MailBackend {
     );
   }
 
-  async status(mailbox) {
+  /**
+   * @param {string} mailbox
+   * @param {{counts?: boolean}} [opts] counts false: the mailbox row only (uidvalidity, uidnext,
+   *   modseq; total and unseen left out), one indexed read instead of a count too: what the
+   *   IMAP session's per-command checks need
+   */
+  async status(mailbox, opts = {}) {
     const mb = await this.store.getMailbox(this.user.id, mailbox);
     // By id: the counts of the very mailbox whose row was just read.
-    const c = await this.store.countMessages(this.user.id, mb.id);
+    const c =
+      opts.counts === false
+        ? { total: undefined, unseen: undefined }
+        : await this.store.countMessages(this.user.id, mb.id);
     return {
       name: mb.name,
       total: c.total,

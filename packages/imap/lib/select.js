@@ -38,6 +38,7 @@ async function select(s, cmd, readOnly) {
     name,
     readOnly,
     uidvalidity: Number(status.uidvalidity),
+    identity: status.identity,
     uidnext: Number(status.uidnext),
     highestModseq: Number(status.highestModseq || 1),
     uids,

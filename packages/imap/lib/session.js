@@ -184,7 +184,7 @@ class Session {
    * and another session may have renamed it away and given its name to another mailbox (or
    * deleted it). Commands that read or change messages by number would then act on the wrong
    * mailbox's messages under this view's UIDs, which RFC 3501 2.3.1.1 forbids within one
-   * UIDVALIDITY. A changed UIDVALIDITY or a missing mailbox ends the session with BYE, as
+   * UIDVALIDITY. A changed UIDVALIDITY or mailbox identity, or a missing mailbox, ends the session with BYE, as
    * Dovecot does when the selected mailbox is renamed or deleted under a session.
    * @returns {Promise<boolean>} false when the session was closed
    */
@@ -196,7 +196,13 @@ class Session {
     } catch (err) {
       if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
     }
-    if (status && Number(status.uidvalidity) === Number(v.uidvalidity)) return true;
+    // UIDVALIDITY alone cannot tell two mailboxes apart: ones created in the same second, or
+    // keeping their upstream's values (import imap, dovecot-uidlist), may share it.
+    const same =
+      status &&
+      Number(status.uidvalidity) === Number(v.uidvalidity) &&
+      (v.identity == null || String(status.identity) === v.identity);
+    if (same) return true;
     this.log.debug({ mailbox: v.name }, 'selected mailbox renamed or deleted');
     this.bye('Selected mailbox was renamed or deleted');
     return false;

@@ -47,12 +47,14 @@ function intern(a) {
 
 class MailboxView {
   /**
-   * @param {{name: string, readOnly: boolean, uidvalidity: number, uidnext: number, highestModseq: number, uids: ArrayLike<number>}} o
+   * @param {{name: string, readOnly: boolean, uidvalidity: number, identity?: string, uidnext: number, highestModseq: number, uids: ArrayLike<number>}} o
+   *   identity: the backend's opaque mailbox identity, where it has one (pg)
    */
   constructor(o) {
     this.name = o.name;
     this.readOnly = o.readOnly;
     this.uidvalidity = o.uidvalidity;
+    this.identity = o.identity == null ? null : String(o.identity);
     this.uidnext = o.uidnext;
     this.modseq = o.highestModseq;
     this.uids = intern(o.uids instanceof Uint32Array ? o.uids : Uint32Array.from(o.uids));

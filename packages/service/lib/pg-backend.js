@@ -73,6 +73,9 @@ class PgBackend extends MailBackend {
         : await this.store.countMessages(this.user.id, mb.id);
     return {
       name: mb.name,
+      // Opaque: tells two mailboxes apart where UIDVALIDITY may not (IMAP's selected-mailbox
+      // check); not an address, the interface stays keyed by name.
+      identity: String(mb.id),
       total: c.total,
       unseen: c.unseen,
       recent: 0, // \Recent is per-session state (RFC 9051 dropped it); nothing is stored

@@ -163,6 +163,7 @@ class MailService {
     await legacy.closeBackends();
     if (this.mirror) await this.mirror.close();
     if (this.store && this.store.closeHealthProbe) await this.store.closeHealthProbe();
+    if (this.store && this.store.settleBackground) await this.store.settleBackground();
     if (this.db) await this.db.close();
   }
 }

@@ -139,6 +139,13 @@ class ListCache {
    * @param {number} userId
    * @param {number} mailboxId
    */
+  /** Resolves once no background load or shared full read is in flight. */
+  async settle() {
+    while (this.loading.size || this.fullLoads.size) {
+      await Promise.allSettled([...this.loading.values(), ...this.fullLoads.values()]);
+    }
+  }
+
   warm(knex, userId, mailboxId) {
     const key = `${userId}:${mailboxId}`;
     if (this.loading.has(key) || !this.usable(userId, mailboxId)) return;

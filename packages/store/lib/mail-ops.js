@@ -551,6 +551,16 @@ const mailOps = {
     if (this.healthProbe) await this.healthProbe.close();
   },
 
+  /**
+   * Waits for the list cache's background loads (before the pool is destroyed): a load still
+   * waiting for a connection when the pool goes away is aborted, and knex reports that on
+   * stdout, which broke `ls --json` right after a page had started one.
+   * @returns {Promise<void>}
+   */
+  async settleBackground() {
+    if (this.listCache) await this.listCache.settle();
+  },
+
   async pendingPurges() {
     const users = await this.knex('users').select('id');
     const out = [];

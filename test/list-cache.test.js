@@ -1,7 +1,7 @@
 'use strict';
 
 const path = require('node:path');
-const { PgStore } = require('@mailgate/store');
+const { PgStore, listRowOf, byName } = require('@mailgate/store');
 const { useCliSuite } = require('./support/db');
 const { msg, importMessages } = require('./support/mail');
 
@@ -34,6 +34,9 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     const got = await cached.scanHeaders(user.id, mailboxId, opts);
     const want = await plain.scanHeaders(user.id, mailboxId, opts);
     expect(got).toEqual(want);
+    // The list view (its own cache, same exactness): the projection of the full rows.
+    const all = await plain.scanHeaders(user.id, mailboxId);
+    expect(await cached.scanList(user.id, mailboxId)).toEqual(all.map(listRowOf));
     return got;
   };
 
@@ -314,6 +317,59 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     const again = await fresh.scanHeaders(user.id, box.id);
     expect(again).toEqual(await plain.scanHeaders(user.id, box.id));
     expect(again[0].threadId).toBe(right.threadId);
+  });
+
+  test('the list view: cached, uncached and by name equal the projection of the full rows, to the millisecond', async () => {
+    const box = await other.ensureMailbox(user.id, 'Dates');
+    await importMessages(other, path.join(ctx.tmp, 'dates.mbox'), {
+      messages: [
+        msg({ subject: 'no date', date: null }),
+        msg({ subject: 'before 1970', date: 'Wed, 31 Dec 1969 23:59:59 +0000' }),
+        msg({ subject: 'plain', headers: ['Status: RO'] }),
+      ],
+      user: 'lc',
+      mailbox: 'Dates',
+    });
+    // Instants the driver parses with a fraction of a millisecond (truncated, both sides).
+    const uids = (await plain.scanHeaders(user.id, box.id)).map((r) => r.uid);
+    await db
+      .knex('messages')
+      .where({ user_id: user.id, mailbox_id: box.id, uid: uids[0] })
+      .update({ internal_date: '1969-12-31T23:59:59.999999Z', date: null });
+    await db
+      .knex('messages')
+      .where({ user_id: user.id, mailbox_id: box.id, uid: uids[1] })
+      .update({ internal_date: '2001-05-06T07:08:09.123789Z', has_attachments: true });
+    const want = (await plain.scanHeaders(user.id, box.id)).map(listRowOf);
+    expect(want[0].date).toBeNull();
+    expect(want[0].internalDate).toBe('1969-12-31T23:59:59.999Z');
+    expect(want[1].internalDate).toBe('2001-05-06T07:08:09.123Z');
+    expect(Object.keys(want[2])).toEqual([
+      'uid',
+      'from',
+      'subject',
+      'date',
+      'internalDate',
+      'size',
+      'flags',
+      'keywords',
+      'hasAttachments',
+      'modseq',
+    ]);
+    const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
+    expect(await fresh.scanList(user.id, box.id)).toEqual(want);
+    expect(await fresh.scanList(user.id, byName('Dates'))).toEqual(want);
+    expect(fresh.listViewCache.stats.hits).toBe(1);
+    // Nothing of the full rows is held for it.
+    expect(fresh.listCache.rows).toBe(0);
+    expect(await plain.scanList(user.id, box.id)).toEqual(want);
+    expect(await plain.scanList(user.id, byName('Dates'))).toEqual(want);
+    await expect(plain.scanList(user.id, byName('No such'))).rejects.toMatchObject({
+      code: 'MAILBOX_NOT_FOUND',
+    });
+    await expect(fresh.scanList(user.id, byName('No such'))).rejects.toMatchObject({
+      code: 'MAILBOX_NOT_FOUND',
+    });
   });
 
   test('a deleted mailbox is dropped from the cache', async () => {

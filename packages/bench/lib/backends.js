@@ -16,7 +16,8 @@ const { mailgateImapServer } = require('./mailgate-imap-server');
  *   load(box) → {seconds, messages}   puts the built mailbox into the backend (the `import` request)
  *   firstOpen() → {count}      first open of the never-opened mailbox (IMAP SELECT; pg: mailbox list)
  *   ready()                    optional, untimed, after firstOpen: e.g. read the uid → key map
- *   headers() → {ids}          every header row
+ *   headers(variant) → {ids}   every header row; variant 'headers_list': the list view
+ *   listView                   true when the adapter answers headers('headers_list')
  *   search(query) → {ids}      a query in the mailgate query language (@mailgate/query)
  *   expunge(keys) → {ids}      flags the given messages deleted and expunges them (the client's answer)
  *   restore()                  puts the pristine mailbox back (untimed, before each expunge sample)
@@ -123,6 +124,8 @@ function apiBackend(inner) {
     return {
       ...wrapped,
       name: `${inner}-api`,
+      // The API has no list-view route: only the full rows are timed through it.
+      listView: false,
       async load(b) {
         const loaded = await wrapped.load(b);
         await stop();

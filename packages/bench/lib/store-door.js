@@ -17,6 +17,8 @@ const { messageKey, KeyMap } = require('./keys');
  * put back after an expunge sample (`restore`). Adapter shape: see backends.js.
  *
  *   first_open  listMailboxes()              headers  scan(INBOX)
+ *   headers_list  scanList(INBOX) — the list view (uid, flags, dates, sender, subject, size,
+ *               attachments: a client's message list), not answered by es
  *   search      search(q, {mailbox, limit: 0})
  *   expunge     expunge(INBOX, uids, {force}) — pg: one row update per message (webmail
  *               "delete now"); mbox/maildir: the client's flag + expunge, as before
@@ -134,6 +136,7 @@ function storeDoor(kind, ctx, opts = {}) {
   return {
     name: kind,
     wordSearch: inDb,
+    listView: kind !== 'es',
     ...(kind === 'es' ? { requests: ES_REQUESTS } : {}),
     /** What the api adapter builds its app on: the same database, a token of this user. */
     handles: () => ({
@@ -171,8 +174,9 @@ function storeDoor(kind, ctx, opts = {}) {
       if (inDb) await service.store.vacuumUser((await service.store.getUser(user)).id);
       if (!inDb) await mapKeys();
     },
-    async headers() {
-      const { rows } = await be.scan('INBOX', {});
+    async headers(variant = 'headers') {
+      const rows =
+        variant === 'headers_list' ? await be.scanList('INBOX') : (await be.scan('INBOX', {})).rows;
       return { ids: rows.map((r) => r.uid) };
     },
     async search(query) {

@@ -67,6 +67,26 @@ describe('targets check', () => {
     expect(c['pg expunge_1pct (large, warm) vs dovecot-maildir'].met).toBeNull();
   });
 
+  test('issue 13: the store door list view has its own absolute and tenfold checks', () => {
+    const c = byCheck(
+      checkTargets([
+        row('pg', 'headers_list', 20),
+        row('pg', 'headers_list', 150, { phase: 'cold' }),
+        row('mbox', 'headers_list', 1900, { phase: 'cold' }),
+        // the full rows stay checked beside it
+        row('pg', 'headers', 700, { phase: 'cold' }),
+        row('mbox', 'headers', 1900, { phase: 'cold' }),
+      ]),
+    );
+    expect(c['pg headers_list (large, warm, store door)'].met).toBe(true);
+    expect(c['pg headers_list (large, warm, store door)'].issue).toBe(13);
+    const list = c['pg headers_list (large, cold) vs best flat file (store door)'];
+    expect(list.met).toBe(true);
+    expect(list.measured).toMatch(/^12\.7× \(mbox 1900 ms \/ pg 150 ms\)$/);
+    expect(c['pg headers (large, cold) vs best flat file (store door)'].met).toBe(false);
+    expect(c['pg headers_list (large, warm) vs best flat file (store door)'].met).toBeNull();
+  });
+
   test('issue 13: mailgate-imap headers (both variants) against dovecot-maildir through the same client', () => {
     const c = byCheck(
       checkTargets([

@@ -9,8 +9,12 @@ const SUBSTRING_COLUMNS = Object.freeze({
   cc: ['cc_text'],
   subject: ['subject'],
   body: ['body_text'],
-  // RFC 3501 TEXT: the header or the body.
-  text: ['header_text', 'body_text'],
+  // RFC 3501 TEXT: the header or the body. The body first: a GIN recheck evaluates the OR in
+  // this order and stops at the first match, and a word a user searches for is far more often
+  // in a body than in a header, so most matching rows never read their header text out of
+  // TOAST (Enron large, `text:would`: 42-46 ms against 66-69 warm, 142-177 against 179-206
+  // cold under EXPLAIN ANALYZE).
+  text: ['body_text', 'header_text'],
 });
 
 // Columns stored lower-cased at import (@mailgate/importer derive.js): matched with LIKE and a

@@ -41,9 +41,9 @@ describe('compileSql: one operator at a time', () => {
     ['cc:carol', 'm.cc_text ILIKE ?', ['%carol%']],
     ['subject:"q3 report"', 'm.subject ILIKE ?', ['%q3 report%']],
     ['body:50%', 'm.body_text LIKE ?', ['%50\\%%']],
-    ['text:happy', '(m.header_text LIKE ? OR m.body_text LIKE ?)', ['%happy%', '%happy%']],
+    ['text:happy', '(m.body_text LIKE ? OR m.header_text LIKE ?)', ['%happy%', '%happy%']],
     // header_text/body_text are stored lower-cased, so the pattern is lower-cased for LIKE.
-    ['text:HaPPy', '(m.header_text LIKE ? OR m.body_text LIKE ?)', ['%happy%', '%happy%']],
+    ['text:HaPPy', '(m.body_text LIKE ? OR m.header_text LIKE ?)', ['%happy%', '%happy%']],
     ['body:ÉTÉ', 'm.body_text LIKE ?', ['%été%']],
     ['is:read', '? = ANY(m.flags)', ['\\Seen']],
     ['is:unread', '((? = ANY(m.flags)) IS NOT TRUE)', ['\\Seen']],

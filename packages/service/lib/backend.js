@@ -3,6 +3,7 @@
 const { Readable } = require('node:stream');
 const { errors } = require('@mailgate/core');
 const { parseForDisplay, getAttachment } = require('@mailgate/mime');
+const { listRowOf } = require('@mailgate/store');
 
 /*
  * MailBackend: the one per-user mail interface every edge (API route, IMAP command, CLI
@@ -164,6 +165,18 @@ class MailBackend {
     const a = getAttachment((await this.fetchMessage(mailbox, uid)).raw, part);
     if (!a) throw new errors.ATTACHMENT_NOT_FOUND(part);
     return a;
+  }
+
+  /**
+   * The list view of a whole mailbox, uid order: each header row projected to what a client's
+   * message list shows (@mailgate/store listRowOf: no recipients, preview or thread). The pg
+   * backend overrides it with a cache of these rows alone; the rows are the same.
+   * @param {string} mailbox
+   * @returns {Promise<ReadonlyArray<object>>}
+   */
+  async scanList(mailbox) {
+    const { rows } = await this.scan(mailbox, {});
+    return rows.map(listRowOf);
   }
 
   /**

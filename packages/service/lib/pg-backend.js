@@ -110,6 +110,10 @@ class PgBackend extends MailBackend {
     };
   }
 
+  scanList(mailbox) {
+    return this.store.scanList(this.user.id, byName(mailbox));
+  }
+
   scanStream(mailbox, opts = {}) {
     const { desc, sort } = paging.scanOrder(opts);
     const self = this;

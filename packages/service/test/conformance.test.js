@@ -16,6 +16,7 @@ const os = require('node:os');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { createMailService, CAPABILITY_TABLE, OPERATIONS } = require('@mailgate/service');
+const { listRowOf } = require('@mailgate/store');
 const { runImport } = require('@mailgate/importer');
 const { addLegacyUser } = require('@mailgate/legacy');
 const dovecot = require('../../../scripts/dovecot/dovecot.js');
@@ -199,6 +200,8 @@ d('service conformance: every backend, the same real messages', () => {
         } while (cursor);
         expect(paged).toEqual(all);
       }
+      // The list view: every backend's is the projection of its own full rows.
+      expect(await be[k].scanList('INBOX')).toEqual(s.rows.map(listRowOf));
       const streamed = [];
       for await (const r of be[k].scanStream('INBOX', {})) streamed.push(keyOf[k].get(r.uid));
       expect(streamed.sort()).toEqual([...byKey[k].keys()].sort());

@@ -69,13 +69,17 @@ function inSnapshot(knex, userId, mailboxId, read) {
 
 class ListCache {
   /**
-   * @param {{maxRows: number, select: string, toRow: (r: object) => object}} o
-   *   select: the header columns (alias m), toRow: the store's header-row builder
+   * @param {{maxRows: number, select: string, toRow: (r: object) => object,
+   *   dateKeys?: boolean, queryOptions?: object}} o
+   *   select: the row's columns (alias m), toRow: the store's row builder; dateKeys: false
+   *   for rows never paged in date order (datePage then always answers null); queryOptions:
+   *   node-postgres options of the row reads (e.g. TEXT_TYPES, which toRow then parses)
    */
   constructor(o) {
     this.maxRows = o.maxRows;
-    this.select = `${o.select}, ${DATE_KEY_COLUMNS}`;
+    this.select = o.dateKeys === false ? o.select : `${o.select}, ${DATE_KEY_COLUMNS}`;
     this.toRow = o.toRow;
+    this.queryOptions = o.queryOptions || null;
     // Cached row -> its SORT_DATE_TEXT (safe ones only), and row list -> its rows in date
     // order (built at the first date page of that list): both collected with their rows.
     this.sortDates = new WeakMap();
@@ -236,7 +240,8 @@ class ListCache {
 
   async load(knex, userId, mailboxId) {
     return inSnapshot(knex, userId, mailboxId, async (trx) => {
-      const r = await trx.raw(
+      const r = await this.rowQuery(
+        trx,
         `SELECT ${this.select} FROM messages m
           WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged ORDER BY m.uid`,
         [userId, mailboxId],
@@ -245,10 +250,16 @@ class ListCache {
     });
   }
 
+  /** A statement that reads rows for toRow (with the cache's driver options). */
+  rowQuery(trx, sql, bindings) {
+    const q = trx.raw(sql, bindings);
+    return this.queryOptions ? q.options(this.queryOptions) : q;
+  }
+
   /** A cached row from a SELECT row: frozen, its date key kept beside it. */
   rowOf(x) {
     const row = Object.freeze(this.toRow(x));
-    if (x.sort_safe && x.sort_date) this.sortDates.set(row, x.sort_date);
+    if (isTrue(x.sort_safe) && x.sort_date) this.sortDates.set(row, x.sort_date);
     return row;
   }
 
@@ -319,7 +330,8 @@ class ListCache {
   /** The rows changed since the entry's modseq, applied to a copy; null when a reload is due. */
   async applyDelta(knex, userId, mailboxId, e) {
     const { modseq, changed, count } = await inSnapshot(knex, userId, mailboxId, async (trx) => {
-      const r = await trx.raw(
+      const r = await this.rowQuery(
+        trx,
         `SELECT ${this.select}, m.expunged FROM messages m
           WHERE m.user_id = ? AND m.mailbox_id = ? AND m.modseq > ? ORDER BY m.uid`,
         [userId, mailboxId, e.modseq],
@@ -339,11 +351,11 @@ class ListCache {
       if (!x) list.push(row);
       else {
         byUid.delete(row.uid);
-        if (!x.expunged) list.push(this.rowOf(x));
+        if (!isTrue(x.expunged)) list.push(this.rowOf(x));
       }
     }
     const added = [];
-    for (const x of byUid.values()) if (!x.expunged) added.push(this.rowOf(x));
+    for (const x of byUid.values()) if (!isTrue(x.expunged)) added.push(this.rowOf(x));
     if (added.length) {
       list.push(...added);
       // New uids are above the old ones, except a restored (un-hidden) message: keep uid order.
@@ -452,6 +464,9 @@ class ListCache {
     this.entries.delete(key);
   }
 }
+
+/** A boolean column as parsed by the driver, or as PostgreSQL's text ('t') with TEXT_TYPES. */
+const isTrue = (v) => v === true || v === 't';
 
 /**
  * Whether a keyset date is SORT_DATE_TEXT of a real instant in the safe years (so that text

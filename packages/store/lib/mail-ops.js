@@ -559,6 +559,7 @@ const mailOps = {
    */
   async settleBackground() {
     if (this.listCache) await this.listCache.settle();
+    if (this.listViewCache) await this.listViewCache.settle();
   },
 
   async pendingPurges() {

@@ -51,18 +51,20 @@ function mailboxWhere(ref) {
  * @param {string} inner
  * @param {any[]} bindings the inner query's
  * @param {string} [present] a column every inner row has non-null (`uid` by default)
+ * @param {object|null} [queryOptions] node-postgres options of the statement (e.g. TEXT_TYPES)
  * @returns {Promise<{mailbox: {id: number, highestmodseq: number, uidvalidity: number}|null,
  *   rows: object[]}>} mailbox null when there is none (MAILBOX_NOT_FOUND is the caller's
  *   choice: `mustExist`)
  */
-async function inMailbox(db, userId, ref, inner, bindings, present = 'uid') {
+async function inMailbox(db, userId, ref, inner, bindings, present = 'uid', queryOptions = null) {
   const w = mailboxWhere(ref);
-  const r = await db.raw(
+  const q = db.raw(
     `SELECT b.id AS mb_id, b.highestmodseq AS mb_modseq, b.uidvalidity AS mb_uidvalidity, x.*
        FROM mailboxes b LEFT JOIN LATERAL (${inner}) x ON true
       WHERE b.user_id = ? AND ${w.sql}`,
     [...bindings, userId, w.value],
   );
+  const r = await (queryOptions ? q.options(queryOptions) : q);
   if (!r.rows.length) return { mailbox: null, rows: [] };
   const first = r.rows[0];
   const mailbox = {

@@ -60,15 +60,7 @@ function addBenchCommand(program, ctx) {
     .option(
       '--runs <n>',
       'warm repeats per request (median, min, max)',
-      (v) => {
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 1) {
-          const err = new Error('--runs must be a positive integer');
-          err.code = 'USAGE';
-          throw err;
-        }
-        return n;
-      },
+      positiveInt('--runs'),
       5,
     )
     .option(
@@ -102,6 +94,12 @@ function addBenchCommand(program, ctx) {
       ['store'],
     )
     .option('--cold', 'also time cold requests (server restarted, page cache dropped)')
+    .option(
+      '--cold-runs <n>',
+      'cold samples per request, each after its own restart and cache drop (median, min, max)',
+      positiveInt('--cold-runs'),
+      1,
+    )
     .option('--json', 'print the results.json object on stdout')
     .action(async (o) => {
       const corpus = o.corpus || defaultCorpus();
@@ -125,6 +123,7 @@ function addBenchCommand(program, ctx) {
         runs: o.runs,
         budget: o.budget,
         cold: !!o.cold,
+        coldRuns: o.coldRuns,
         log,
         config: ctx.config,
       });
@@ -152,6 +151,19 @@ function addBenchCommand(program, ctx) {
         log(`DISAGREES: ${r.backend} ${r.size} ${r.request} (${r.matches} matches)`);
       ctx.out(!!o.json, data, () => {});
     });
+}
+
+/** A commander parser of a positive integer option (USAGE error otherwise). */
+function positiveInt(flag) {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) {
+      const err = new Error(`${flag} must be a positive integer`);
+      err.code = 'USAGE';
+      throw err;
+    }
+    return n;
+  };
 }
 
 /**

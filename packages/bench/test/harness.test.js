@@ -165,6 +165,56 @@ describe('harness', () => {
     }
   });
 
+  test('--cold-runs: each cold sample follows its own restart; the median is reported', async () => {
+    const corpus = syntheticCorpus(30);
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-c-'));
+    try {
+      let restarts = 0;
+      let cold = false;
+      const run = await runBench({
+        corpus: corpus.dir,
+        work,
+        sizes: ['small'],
+        sizeCounts: { small: 30 },
+        backends: ['a'],
+        runs: 1,
+        cold: true,
+        coldRuns: 3,
+        dropCaches: false,
+        createBackend: (name) => {
+          const b = fakeBackend(name);
+          const headers = b.headers;
+          // The first request after a restart is the cold one: 30, 10, 20 ms.
+          const delays = [30, 10, 20];
+          b.restart = async () => {
+            restarts++;
+            cold = true;
+            return {};
+          };
+          b.headers = async () => {
+            if (!cold) return headers();
+            cold = false;
+            // Self-timed (as the imap door is) after waiting at least as long: exact samples.
+            const ms = delays[(restarts - 1) % 3];
+            const until = Date.now() + ms + 1;
+            while (Date.now() < until);
+            return { ...(await headers()), ms };
+          };
+          return b;
+        },
+      });
+      const h = run.results.find((r) => r.request === 'headers' && r.phase === 'cold');
+      expect(h.samples).toEqual([30, 10, 20]);
+      expect(h.ms).toEqual({ median: 20, min: 10, max: 30 });
+      expect(h.matches).toBe(30);
+      const coldRows = run.results.filter((r) => r.phase === 'cold');
+      expect(restarts).toBe(coldRows.length * 3);
+    } finally {
+      fs.rmSync(corpus.dir, { recursive: true, force: true });
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   test('--budget: a slow request stops repeating once its samples used the budget', async () => {
     const corpus = syntheticCorpus(50);
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-b-'));

@@ -6,7 +6,8 @@
  * study's "large" size; path order: user, folder, file number) imported as one MH folder
  * (hard links, no copy) into a scratch embedded PostgreSQL, `mailgate serve` on 127.0.0.1,
  * then autocannon against: a header page of 50, one message, a rare-word search, a `text:`
- * substring search; plus the time of a whole-mailbox NDJSON scan. Bounded: each load run
+ * substring search; plus the time of a whole-mailbox NDJSON scan, full rows and the list view
+ * (`view=list`). Bounded: each load run
  * lasts DURATION seconds on CONNECTIONS connections, loopback only. Writes
  * bench/results/api-<timestamp>.json with machine facts.
  *
@@ -129,21 +130,32 @@ async function main() {
     }
     // Whole-mailbox NDJSON scan, median of 5: the bytes, as a raw client reads them (decoding
     // 20 MB of UTF-8 into a string is the client's cost, so lines are counted after the clock).
-    const scans = [];
-    let lines = 0;
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      const body = Buffer.from(
-        await (
-          await get(`/mailboxes/${mb}/messages`, { accept: 'application/x-ndjson' })
-        ).arrayBuffer(),
+    // The same for the list view (`view=list`: what a message list shows, issue 13 item 3).
+    const scan = async (query) => {
+      const scans = [];
+      let lines = 0;
+      let bytes = 0;
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        const body = Buffer.from(
+          await (
+            await get(`/mailboxes/${mb}/messages${query}`, { accept: 'application/x-ndjson' })
+          ).arrayBuffer(),
+        );
+        scans.push(performance.now() - t0);
+        lines = 0;
+        for (let at = body.indexOf(10); at !== -1; at = body.indexOf(10, at + 1)) lines++;
+        bytes = body.length;
+      }
+      const out = { messages: lines, bytes, ms: stats(scans) };
+      console.error(
+        `ndjson scan${query} of ${lines} messages (${(bytes / 1e6).toFixed(1)} MB): ` +
+          `median ${out.ms.median.toFixed(1)} ms`,
       );
-      scans.push(performance.now() - t0);
-      lines = 0;
-      for (let at = body.indexOf(10); at !== -1; at = body.indexOf(10, at + 1)) lines++;
-    }
-    const ndjson = { messages: lines, ms: stats(scans) };
-    console.error(`ndjson scan of ${lines} messages: median ${ndjson.ms.median.toFixed(1)} ms`);
+      return out;
+    };
+    const ndjson = await scan('');
+    const ndjsonList = await scan('?view=list');
 
     const result = {
       benchmark: 'api',
@@ -156,6 +168,7 @@ async function main() {
       rareWord: rare,
       results,
       ndjsonScan: ndjson,
+      ndjsonListScan: ndjsonList,
     };
     const outDir = path.join(ROOT, 'bench', 'results');
     fs.mkdirSync(outDir, { recursive: true });

@@ -228,6 +228,43 @@ describe('mailboxes and header scans', () => {
     ).toEqual([5, 4, 3, 2, 1]);
   });
 
+  test('view=list: the list view of the same rows, paged and as NDJSON in every order', async () => {
+    const full = (await get('/api/v1/mailboxes/INBOX/messages?limit=100')).json().messages;
+    const project = (m) => ({
+      uid: m.uid,
+      from: m.from,
+      subject: m.subject,
+      date: m.date,
+      internalDate: m.internalDate,
+      size: m.size,
+      flags: m.flags,
+      keywords: m.keywords,
+      hasAttachments: m.hasAttachments,
+      modseq: m.modseq,
+    });
+    const page = await get('/api/v1/mailboxes/INBOX/messages?limit=2&view=list');
+    expect(page.json().messages).toEqual(full.slice(0, 2).map(project));
+    expect(page.json().messages[0]).not.toHaveProperty('to');
+    const nd = async (order) => {
+      const r = await get(`/api/v1/mailboxes/INBOX/messages?view=list&order=${order}`, token, {
+        accept: 'application/x-ndjson',
+      });
+      expect(r.statusCode).toBe(200);
+      expect(r.headers['content-type']).toMatch(/^application\/x-ndjson/);
+      return r.body.trimEnd().split('\n').map(JSON.parse);
+    };
+    expect(await nd('uid')).toEqual(full.map(project));
+    expect(await nd('-uid')).toEqual(full.map(project).reverse());
+    const byDate = (await get('/api/v1/mailboxes/INBOX/messages?order=-date&limit=100')).json()
+      .messages;
+    expect(await nd('-date')).toEqual(byDate.map(project));
+    const missing = await get('/api/v1/mailboxes/Nope/messages?view=list', token, {
+      accept: 'application/x-ndjson',
+    });
+    expect(errorOf(missing)).toEqual([404, 'MAILBOX_NOT_FOUND']);
+    expect(errorOf(await get('/api/v1/mailboxes/INBOX/messages?view=tiny'))[0]).toBe(400);
+  });
+
   test('mailbox names with a slash work when encoded', async () => {
     const r = await get('/api/v1/mailboxes/allen-p%2Finbox/messages');
     expect(r.statusCode).toBe(200);

@@ -57,12 +57,7 @@ function addBenchCommand(program, ctx) {
     .option('--out <dir>', 'where results.json, results.md and charts/ go (default <work>/out)')
     .option('--sizes <list>', 'small, medium, large', list(Object.keys(SIZES), 'size'), ['small'])
     .option('--backends <list>', ALL_BACKENDS.join(', '), list(ALL_BACKENDS, 'backend'), ['pg'])
-    .option(
-      '--runs <n>',
-      'warm repeats per request (median, min, max)',
-      positiveInt('--runs'),
-      5,
-    )
+    .option('--runs <n>', 'warm repeats per request (median, min, max)', positiveInt('--runs'), 5)
     .option(
       '--budget <seconds>',
       'per request: start no further warm repeat once the timed samples took this long ' +

@@ -194,6 +194,41 @@ class MailBackend {
     return Readable.from(lines(), { objectMode: false });
   }
 
+  /**
+   * The list view of the whole mailbox as NDJSON (one scanList row per line). In uid order the
+   * lines come from scanList (pg: its cache); in date order from scanStream's rows projected,
+   * which keeps the backend's exact date order (PostgreSQL's microseconds, not the rows'
+   * milliseconds).
+   * @param {string} mailbox
+   * @param {{order?: string}} [opts] `uid` (default), `-uid`, `date`, `-date`
+   * @returns {Readable} bytes
+   */
+  scanListNdjson(mailbox, opts = {}) {
+    const order = opts.order || 'uid';
+    const self = this;
+    async function* chunks() {
+      if (order !== 'uid' && order !== '-uid') {
+        for await (const r of self.scanStream(mailbox, opts)) {
+          yield JSON.stringify(listRowOf(r)) + '\n';
+        }
+        return;
+      }
+      const rows = await self.scanList(mailbox);
+      const n = rows.length;
+      let out = '';
+      for (let i = 0; i < n; i++) {
+        out += JSON.stringify(rows[order === '-uid' ? n - 1 - i : i]) + '\n';
+        // ~64 KB writes: the API's stall timeout must see a reading client drain each one.
+        if (out.length >= 65536) {
+          yield out;
+          out = '';
+        }
+      }
+      if (out) yield out;
+    }
+    return Readable.from(chunks(), { objectMode: false });
+  }
+
   /** Releases what the backend holds (connections are pooled per service). */
   async close() {}
 }

@@ -17,6 +17,7 @@ const {
 } = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
 const legacy = require('@mailgate/legacy');
+const { listRowOf } = require('@mailgate/store');
 const { MailBackend, OPERATIONS, READ_WRITE } = require('./backend');
 const { PgBackend } = require('./pg-backend');
 const { EsBackend } = require('./es-backend');
@@ -170,6 +171,8 @@ class MailService {
 
 module.exports = {
   createMailService,
+  // The list view's row (a projection of the header row), for edges that page full rows.
+  listRowOf,
   MailService,
   MailBackend,
   Purger,

@@ -200,28 +200,28 @@ const LIST_COLUMNS = `m.uid, array_to_json(m.flags) AS flags, array_to_json(m.ke
 const TEXT_TYPES = Object.freeze({ getTypeParser: () => (v) => v });
 
 const jsonArray = (v) => (v == null || v === '[]' ? [] : JSON.parse(v));
-const instant = (v) => (v == null ? null : new Date(Number(v)));
+const instant = (v) => (v == null ? null : iso(new Date(Number(v))));
 
 /**
- * The list row of a LIST_COLUMNS row read with TEXT_TYPES.
+ * The list row of a LIST_COLUMNS row read with TEXT_TYPES: built field by field (it runs
+ * 21,282 times in a cold list of the Enron mailbox), equal to listRowOf(buildHeaderRow(…)) of
+ * the same message, which the list-cache tests check.
  * @param {Record<string, string|null>} x
  */
 function listRow(x) {
-  return listRowOf(
-    buildHeaderRow({
-      uid: x.uid,
-      fromName: x.from_name,
-      fromAddr: x.from_addr,
-      subject: x.subject,
-      date: instant(x.date_ms),
-      internalDate: instant(x.internal_ms),
-      size: x.size,
-      flags: jsonArray(x.flags),
-      keywords: jsonArray(x.keywords),
-      hasAttachments: x.has_attachments === 't' || x.has_attachments === true,
-      modseq: x.modseq,
-    }),
-  );
+  return {
+    uid: Number(x.uid),
+    from:
+      x.from_addr || x.from_name ? { name: x.from_name || '', address: x.from_addr || '' } : null,
+    subject: x.subject ?? null,
+    date: instant(x.date_ms),
+    internalDate: instant(x.internal_ms),
+    size: Number(x.size),
+    flags: jsonArray(x.flags),
+    keywords: jsonArray(x.keywords),
+    hasAttachments: x.has_attachments === 't' || x.has_attachments === true,
+    modseq: Number(x.modseq || 0),
+  };
 }
 
 module.exports = {

@@ -26,6 +26,14 @@ const scan = {
     limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 50 },
     cursor: { type: 'string', minLength: 1, maxLength: 512 },
     order: { type: 'string', enum: ['uid', '-uid', 'date', '-date'], default: 'uid' },
+    view: {
+      type: 'string',
+      enum: ['full', 'list'],
+      default: 'full',
+      description:
+        'list: the list view of each row (uid, from, subject, date, internalDate, size, ' +
+        'flags, keywords, hasAttachments, modseq): no recipients, messageId, preview or threadId',
+    },
   }),
   response: {
     200: {

@@ -1,6 +1,7 @@
 'use strict';
 
 const path = require('node:path');
+const { inspect } = require('node:util');
 const Knex = require('knex');
 const pg = require('pg');
 const { EmbeddedPostgres } = require('./embedded-pg');
@@ -11,6 +12,21 @@ const { errors } = require('./errors');
 pg.types.setTypeParser(20, (v) => Number(v));
 
 const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', '..', 'migrations');
+
+/*
+ * knex's own logger prints with console.log, that is on stdout, where one warning (a pool
+ * error while a command exits) corrupts the command's `--json` answer: knex speaks on stderr.
+ */
+const stderrLine = (kind) => (message) => {
+  const text = typeof message === 'string' ? message : inspect(message, { depth: 5 });
+  process.stderr.write(`knex ${kind}: ${text}\n`);
+};
+const STDERR_LOG = Object.freeze({
+  warn: stderrLine('warning'),
+  error: stderrLine('error'),
+  deprecate: stderrLine('deprecated'),
+  debug: stderrLine('debug'),
+});
 
 /**
  * Opens the store's database: DATABASE_URL when set, else the shared embedded PostgreSQL
@@ -36,7 +52,7 @@ async function openDatabase(config, opts = {}) {
     ...(opts.acquireConnectionTimeout
       ? { acquireConnectionTimeout: opts.acquireConnectionTimeout }
       : {}),
-    ...(opts.quiet ? { log: { warn() {}, error() {}, debug() {}, deprecate() {} } } : {}),
+    log: opts.quiet ? { warn() {}, error() {}, debug() {}, deprecate() {} } : STDERR_LOG,
     pool: {
       min: 0,
       max: 8,

@@ -209,6 +209,46 @@ describe('harness', () => {
       expect(h.matches).toBe(30);
       const coldRows = run.results.filter((r) => r.phase === 'cold');
       expect(restarts).toBe(coldRows.length * 3);
+      expect(run.notes.join('\n')).not.toMatch(/cold samples/);
+    } finally {
+      fs.rmSync(corpus.dir, { recursive: true, force: true });
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('--budget stops cold repeats too, and the notes say which requests got fewer', async () => {
+    const corpus = syntheticCorpus(20);
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-cb-'));
+    try {
+      const run = await runBench({
+        corpus: corpus.dir,
+        work,
+        sizes: ['small'],
+        sizeCounts: { small: 20 },
+        backends: ['slow'],
+        runs: 1,
+        budget: 0.05,
+        cold: true,
+        coldRuns: 3,
+        dropCaches: false,
+        createBackend: (name) => {
+          const b = fakeBackend(name);
+          const headers = b.headers;
+          // 60 ms per header scan: past the 50 ms budget after the first sample.
+          b.headers = async () => {
+            const until = Date.now() + 61;
+            while (Date.now() < until);
+            return { ...(await headers()), ms: 60 };
+          };
+          return b;
+        },
+      });
+      const h = run.results.find((r) => r.request === 'headers' && r.phase === 'cold');
+      expect(h.samples).toEqual([60]);
+      // Fast requests still get their three cold samples.
+      const fast = run.results.find((r) => r.request === 'text_rare' && r.phase === 'cold');
+      expect(fast.samples).toHaveLength(3);
+      expect(run.notes.join('\n')).toMatch(/fewer than 3 cold samples.*slow small headers: 1/);
     } finally {
       fs.rmSync(corpus.dir, { recursive: true, force: true });
       fs.rmSync(work, { recursive: true, force: true });

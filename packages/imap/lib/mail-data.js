@@ -116,18 +116,26 @@ async function rowsFor(be, mailbox, uids) {
 
 /**
  * setFlags answers `{matched, changed, highestModseq}` (service README); a bare array of
- * changes is accepted too.
- * @returns {{changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>}}
+ * changes is accepted too (highestModseq null: unknown).
+ * @returns {{changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, highestModseq: number|null}}
  */
 function flagResult(r) {
-  if (Array.isArray(r)) return { changed: r };
-  return { changed: (r && r.changed) || [] };
+  if (Array.isArray(r)) return { changed: r, highestModseq: null };
+  return { changed: (r && r.changed) || [], highestModseq: modseqOf(r) };
 }
 
-/** expunge answers `{expunged, highestModseq}`; a bare uid array is accepted too. */
-function expungedUids(r) {
-  if (Array.isArray(r)) return r.map(Number);
-  return ((r && r.expunged) || []).map(Number);
+/**
+ * expunge answers `{expunged, highestModseq}`; a bare uid array is accepted too
+ * (highestModseq null: unknown).
+ * @returns {{uids: number[], highestModseq: number|null}}
+ */
+function expungeResult(r) {
+  if (Array.isArray(r)) return { uids: r.map(Number), highestModseq: null };
+  return { uids: ((r && r.expunged) || []).map(Number), highestModseq: modseqOf(r) };
+}
+
+function modseqOf(r) {
+  return r && r.highestModseq != null ? Number(r.highestModseq) : null;
 }
 
 /** IMAP flag list of a header row: system flags then keywords. */
@@ -143,5 +151,5 @@ module.exports = {
   rowsFor,
   flagsOf,
   flagResult,
-  expungedUids,
+  expungeResult,
 };

@@ -71,8 +71,11 @@ async function runStore(s, args, byUid) {
     remove = [...present].filter((f) => !keep.has(f.toLowerCase()));
   }
   let changed = [];
+  let highestModseq = null;
   if (targets.length && (add.length || remove.length)) {
-    ({ changed } = flagResult(await s.backend.setFlags(v.name, targets, add, remove)));
+    ({ changed, highestModseq } = flagResult(
+      await s.backend.setFlags(v.name, targets, add, remove),
+    ));
   }
   v.noteOwn(changed);
   const byUidChanged = new Map(changed.map((c) => [Number(c.uid), c]));
@@ -88,6 +91,8 @@ async function runStore(s, args, byUid) {
     if (s.condstore) items.push(atom('MODSEQ'), [Number(state.modseq)]);
     s.untagged([v.seqOf(uid), atom('FETCH'), items]);
   }
+  // Every change is reported above (or silent by request), so the view is current up to it.
+  if (changed.length && highestModseq != null) v.noteOwnModseq(highestModseq);
   if (modified.length) {
     const list = byUid ? modified : modified.map((u) => v.seqOf(u));
     return { code: `MODIFIED ${formatSet(list)}`, text: 'Some messages were modified meanwhile' };

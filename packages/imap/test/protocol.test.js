@@ -221,6 +221,46 @@ test('rename, delete, subscribe, namespace, id, enable over the raw wire', async
   c.close();
 });
 
+test("a session's own STORE and UID EXPUNGE are not reported back; another session's change between is", async () => {
+  // The session skips reading its own change back only when that change follows the view's
+  // modseq directly (view.noteOwnModseq); a change by another session in between must still
+  // reach it, and UID EXPUNGE takes only the \\Deleted messages of its set (RFC 4315 2.1).
+  await service.addUser('carol', 'secret three');
+  const be = await service.openBackend('memory', 'carol');
+  await be.createMailbox('Edge');
+  for (const n of [1, 2, 3]) {
+    await be.append('Edge', Buffer.from(MSG1.replace('<m1@', `<edge${n}@`)), {});
+  }
+  const a = await RawClient.connect(port);
+  const b = await RawClient.connect(port);
+  await a.cmd('a1', 'LOGIN carol "secret three"');
+  await b.cmd('b1', 'LOGIN carol "secret three"');
+  expect(await a.cmd('a2', 'SELECT Edge')).toMatch(/^\* 3 EXISTS/m);
+  await b.cmd('b2', 'SELECT Edge');
+  // Own change, contiguous: silent, and nothing on the next command either.
+  const own = await a.cmd('a3', 'UID STORE 1 +FLAGS.SILENT (\\Flagged)');
+  expect(own).toMatch(/^a3 OK/m);
+  expect(own).not.toMatch(/FETCH/);
+  expect(await a.cmd('a4', 'NOOP')).not.toMatch(/FETCH/);
+  // Another session's change first, then this session's own: the other one is reported.
+  expect(await b.cmd('b3', 'UID STORE 2 +FLAGS.SILENT (\\Seen)')).toMatch(/^b3 OK/m);
+  const gap = await a.cmd('a5', 'UID STORE 3 +FLAGS.SILENT (\\Flagged)');
+  expect(gap).toMatch(/^\* 2 FETCH \(UID 2 FLAGS \(\\Seen\)\)\r\n/m);
+  expect(gap).not.toMatch(/^\* [13] FETCH/m);
+  // UID EXPUNGE of 1:2 with only uid 1 \\Deleted: uid 1 goes, once, uid 2 stays.
+  await a.cmd('a6', 'UID STORE 1 +FLAGS.SILENT (\\Deleted)');
+  const ex = await a.cmd('a7', 'UID EXPUNGE 1:2');
+  expect(ex.match(/^\* \d+ EXPUNGE/gm)).toEqual(['* 1 EXPUNGE']);
+  expect(await a.cmd('a8', 'NOOP')).not.toMatch(/EXPUNGE|FETCH/);
+  expect(await a.cmd('a9', 'UID SEARCH ALL')).toMatch(/^\* SEARCH 2 3\r\n/m);
+  // The other session hears of the expunge and of the flag changes it did not make.
+  const other = await b.cmd('b4', 'NOOP');
+  expect(other).toMatch(/^\* 1 EXPUNGE\r\n/m);
+  expect(other).toMatch(/^\* 2 FETCH \(UID 3 FLAGS \(\\Flagged\)\)\r\n/m);
+  a.close();
+  b.close();
+});
+
 test('hostile and malformed commands get a tagged BAD and the session goes on', async () => {
   const c = await RawClient.connect(port);
   await c.cmd('a1', 'LOGIN alice "secret one"');

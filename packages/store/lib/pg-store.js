@@ -750,10 +750,16 @@ async function createPartitions(trx, userId) {
   // Identifiers cannot be bound parameters; the id is an integer we generated.
   // fillfactor 50 on messages: room for HOT row versions, so flag changes and expunges
   // touch no index (migrations/20261122030000_hot_updates.js, 20261123000000_fillfactor_50.js).
+  // autovacuum_analyze_scale_factor 4: flag changes and expunges do not start an ANALYZE,
+  // whose snapshot would stop the pruning those HOT updates need (imports analyze at their
+  // end; migrations/20261125140000_analyze_after_inserts.js).
   for (const table of ['messages', 'message_sources', 'quarantine']) {
     // toast_tuple_target 512: long search text goes out of line, rows stay small, and the
     // new version of a changed row fits its page (migrations/20261122040000_search_text_lower.js).
-    const opts = table === 'messages' ? ' WITH (fillfactor = 50, toast_tuple_target = 512)' : '';
+    const opts =
+      table === 'messages'
+        ? ' WITH (fillfactor = 50, toast_tuple_target = 512, autovacuum_analyze_scale_factor = 4)'
+        : '';
     await trx.raw(
       `CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})${opts}`,
     );

@@ -4,7 +4,7 @@
 const { arity } = require('../args');
 const { no } = require('../errors');
 const { announceExpunged } = require('../expunge');
-const { expungedUids } = require('../mail-data');
+const { expungeResult } = require('../mail-data');
 
 module.exports = {
   name: 'EXPUNGE',
@@ -13,6 +13,7 @@ module.exports = {
   async run(s, cmd) {
     arity(cmd, 0);
     if (s.view.readOnly) throw no('Mailbox is read-only', 'READ-ONLY');
-    announceExpunged(s, expungedUids(await s.backend.expunge(s.view.name)));
+    const { uids, highestModseq } = expungeResult(await s.backend.expunge(s.view.name));
+    announceExpunged(s, uids, highestModseq);
   },
 };

@@ -9,7 +9,7 @@ const { runStore } = require('../store');
 const { runCopy } = require('../copy');
 const { announceExpunged } = require('../expunge');
 const { parseSequenceSet, resolveUid } = require('../sequence');
-const { rowsFor, expungedUids } = require('../mail-data');
+const { expungeResult } = require('../mail-data');
 
 const SUB = {
   FETCH: (s, args) => runFetch(s, args, true),
@@ -29,11 +29,12 @@ const SUB = {
     const v = s.view;
     const uids = resolveUid(ranges, v.uids).map((n) => v.uidAt(n));
     if (!uids.length) return;
-    // Only \Deleted messages among the set (RFC 4315 2.1).
-    const rows = await rowsFor(s.backend, v.name, uids);
-    const deleted = uids.filter((u) => rows.has(u) && rows.get(u).flags.includes('\\Deleted'));
-    if (!deleted.length) return;
-    announceExpunged(s, expungedUids(await s.backend.expunge(v.name, deleted)));
+    // Only \Deleted messages among the set (RFC 4315 2.1): the service's expunge with uids
+    // takes only those, in the statement that hides them (service README). No read of the
+    // rows first: after a STORE of the set, that read was a list-cache delta of every
+    // changed header row (10-150 ms for 4,256 messages), and its answer could be stale.
+    const { uids: gone, highestModseq } = expungeResult(await s.backend.expunge(v.name, uids));
+    announceExpunged(s, gone, highestModseq);
   },
 };
 

@@ -380,4 +380,175 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     expect(await cached.scanHeaders(user.id, mb.id)).toEqual([]);
     expect(cached.listCache.entries.has(`${user.id}:${mb.id}`)).toBe(false);
   });
+
+  describe('the list view snapshot (list_snapshots): a store started with empty memory', () => {
+    let snapId;
+    // A store just started: nothing in memory.
+    const fresh = () => new PgStore(db.knex, { listCacheRows: 1000 });
+    const snapshotRow = (id = snapId) =>
+      db.knex('list_snapshots').where({ user_id: user.id, mailbox_id: id }).first();
+    const mailboxRow = (id = snapId) =>
+      db.knex('mailboxes').where({ user_id: user.id, id }).first();
+    // The list view of a fresh store, which must equal the uncached SQL answer; its stats.
+    const coldList = async (ref = snapId, store = fresh()) => {
+      const got = await store.scanList(user.id, ref);
+      expect(got).toEqual(await plain.scanList(user.id, ref));
+      await store.settleBackground();
+      return { got, stats: store.listViewCache.stats };
+    };
+
+    beforeAll(async () => {
+      // The sessions above write snapshots of their own in the background.
+      await Promise.all([cached, other].map((s) => s.settleBackground()));
+      await other.ensureMailbox(user.id, 'Snap');
+      const messages = [];
+      for (let i = 1; i <= 30; i++) {
+        // Rows JSON must round-trip: no From, no Date, no Subject, non-ASCII, quotes.
+        const o = { subject: `Snap ${i} "quoted" é ☃`, body: `Body ${i}\n` };
+        if (i === 2) o.from = null;
+        if (i === 3) o.date = null;
+        if (i === 4) o.subject = null;
+        messages.push(msg(o));
+      }
+      await importMessages(other, path.join(ctx.tmp, 'snap.mbox'), {
+        messages,
+        user: 'lc',
+        mailbox: 'Snap',
+      });
+      snapId = (await plain.getMailbox(user.id, 'Snap')).id;
+    });
+
+    test('a full SQL load writes the snapshot in the background, settled by settleBackground', async () => {
+      expect(await snapshotRow()).toBeUndefined();
+      const s = fresh();
+      const list = await s.scanList(user.id, snapId);
+      // Not written on the request's path: the write is still to come.
+      expect(s.listViewCache.saves.size).toBe(1);
+      expect(s.listViewCache.stats).toMatchObject({ loads: 1, snapshots: 0, saved: 0 });
+      await s.settleBackground();
+      expect(s.listViewCache.saves.size).toBe(0);
+      expect(s.listViewCache.stats).toMatchObject({ saved: 1, saveErrors: 0 });
+      const row = await snapshotRow();
+      const mb = await mailboxRow();
+      expect(row).toMatchObject({ format: 1, rows: 30 });
+      expect([row.modseq, row.uidvalidity]).toEqual([mb.highestmodseq, mb.uidvalidity]);
+      expect(JSON.parse(row.body)).toEqual(list);
+      // A mailbox over the cache budget is never cached, so never snapshotted.
+      const small = new PgStore(db.knex, { listCacheRows: 10 });
+      await small.scanList(user.id, snapId);
+      expect(small.listViewCache.saves.size).toBe(0);
+      await small.settleBackground();
+      expect(small.listViewCache.stats.saved).toBe(0);
+    });
+
+    test('a fresh store serves the list view from the snapshot, equal to SQL', async () => {
+      const { got, stats } = await coldList();
+      expect(stats).toMatchObject({ loads: 1, snapshots: 1, saved: 0 });
+      expect(got).toHaveLength(30);
+      expect(Object.isFrozen(got[0])).toBe(true);
+      expect(got.map((r) => r.from === null)).toContain(true);
+      expect(got.map((r) => r.date === null)).toContain(true);
+      // By name too (the name resolved in its own statement, as always).
+      const { got: byName2, stats: s2 } = await coldList(byName('Snap'));
+      expect(byName2).toEqual(got);
+      expect(s2.snapshots).toBe(1);
+    });
+
+    test("another session's flag change, append, expunge, restore, rename, then hide+purge: the fresh store's answer equals SQL", async () => {
+      const uids = (await plain.scanList(user.id, snapId)).map((r) => r.uid);
+      const at = (await snapshotRow()).modseq;
+      // Each of these is the snapshot caught up by a delta (a small one: no new snapshot).
+      await other.setFlags(user.id, snapId, { uids: uids.slice(0, 3), add: ['\\Seen', '$X'] });
+      let r = await coldList();
+      expect(r.stats).toMatchObject({ loads: 1, snapshots: 1 });
+      expect(r.got[0].flags).toContain('\\Seen');
+      await importMessages(other, path.join(ctx.tmp, 'snap2.mbox'), {
+        messages: [msg({ subject: 'Snap 31' }), msg({ subject: 'Snap 32' })],
+        user: 'lc',
+        mailbox: 'Snap',
+      });
+      r = await coldList();
+      expect(r.stats.snapshots).toBe(1);
+      expect(r.got).toHaveLength(32);
+      await other.setFlags(user.id, snapId, { uids: uids.slice(6, 8), add: ['\\Deleted'] });
+      const gone = await other.expunge(user.id, snapId, {});
+      expect(gone.expunged).toHaveLength(2);
+      r = await coldList();
+      expect(r.stats.snapshots).toBe(1);
+      expect(r.got).toHaveLength(30);
+      await other.restoreExpunged(user.id, snapId, gone.expunged);
+      r = await coldList();
+      expect(r.stats.snapshots).toBe(1);
+      expect(r.got).toHaveLength(32);
+      await other.renameMailbox(user.id, 'Snap', 'Snap2');
+      expect((await plain.getMailbox(user.id, 'Snap2')).id).toBe(snapId);
+      r = await coldList(byName('Snap2'));
+      expect(r.stats.snapshots).toBe(1);
+      await other.renameMailbox(user.id, 'Snap2', 'Snap');
+      expect((await snapshotRow()).modseq).toBe(at); // none of these wrote a snapshot
+      // A hide and its purge both since the snapshot: the count check sends it to SQL, which
+      // writes a new snapshot.
+      await other.expunge(user.id, snapId, { uids: uids.slice(10, 12), force: true });
+      await other.purgeExpunged(user.id, snapId, { graceMs: 0 });
+      r = await coldList();
+      expect(r.stats).toMatchObject({ loads: 1, snapshots: 0, saved: 1 });
+      expect(r.got).toHaveLength(30);
+      expect((await snapshotRow()).modseq).toBe((await mailboxRow()).highestmodseq);
+      r = await coldList();
+      expect(r.stats.snapshots).toBe(1);
+    });
+
+    test('a snapshot of another format or UIDVALIDITY is not used: the rows are read by SQL', async () => {
+      const other2 = fresh();
+      other2.listViewCache.persist.format = 2; // as after a change of listRow's shape
+      let r = await coldList(snapId, other2);
+      expect(r.stats).toMatchObject({ loads: 1, snapshots: 0, saved: 1 });
+      // Replaced at the same modseq (another format), and read back by format 2 only.
+      expect((await snapshotRow()).format).toBe(2);
+      r = await coldList();
+      expect(r.stats).toMatchObject({ snapshots: 0, saved: 1 });
+      expect((await snapshotRow()).format).toBe(1);
+      expect((await coldList()).stats.snapshots).toBe(1);
+      // A new UIDVALIDITY (the uids of the snapshot mean nothing any more).
+      await db
+        .knex('mailboxes')
+        .where({ user_id: user.id, id: snapId })
+        .increment('uidvalidity', 1);
+      r = await coldList();
+      expect(r.stats).toMatchObject({ loads: 1, snapshots: 0, saved: 1 });
+      expect((await snapshotRow()).uidvalidity).toBe((await mailboxRow()).uidvalidity);
+      expect((await coldList()).stats.snapshots).toBe(1);
+    });
+
+    test('the snapshot body is JSON.stringify of the rows, however many slices it is built in', async () => {
+      const { jsonInSlices } = require('../packages/store/lib/list-cache');
+      const rows = (await plain.scanList(user.id, snapId)).slice(0, 3);
+      const many = Array.from({ length: 2501 }, (_, i) => ({ ...rows[i % 3], uid: i + 1 }));
+      for (const list of [[], rows, many.slice(0, 1000), many]) {
+        expect(await jsonInSlices(list)).toBe(JSON.stringify(list));
+      }
+    });
+
+    test('a deleted mailbox leaves no snapshot row, even with a write racing the delete', async () => {
+      await other.ensureMailbox(user.id, 'SnapGone');
+      await importMessages(other, path.join(ctx.tmp, 'gone.mbox'), {
+        messages: [msg({ subject: 'gone 1' }), msg({ subject: 'gone 2' })],
+        user: 'lc',
+        mailbox: 'SnapGone',
+      });
+      const id = (await plain.getMailbox(user.id, 'SnapGone')).id;
+      await coldList(id);
+      expect(await snapshotRow(id)).toBeTruthy();
+      await other.deleteMailbox(user.id, 'SnapGone');
+      expect(await snapshotRow(id)).toBeUndefined();
+      // A load whose background write meets the delete: the write fails quietly.
+      await other.ensureMailbox(user.id, 'SnapGone');
+      const id2 = (await plain.getMailbox(user.id, 'SnapGone')).id;
+      const s = fresh();
+      await s.scanList(user.id, id2);
+      await other.deleteMailbox(user.id, 'SnapGone');
+      await s.settleBackground();
+      expect(await snapshotRow(id2)).toBeUndefined();
+    });
+  });
 });

@@ -184,6 +184,13 @@ function listRowOf(h) {
 }
 
 /**
+ * The shape of listRowOf's rows as stored in list view snapshots (list_snapshots.format, see
+ * list-cache.js): bump it whenever listRowOf's fields or listRow's values change, or a service
+ * would serve rows of the old shape from a snapshot written before the change.
+ */
+const LIST_FORMAT = 1;
+
+/**
  * Columns a list row is built from (alias `m`), read with TEXT_TYPES: node-postgres's own
  * parsers (a regex per timestamp, a parser per array, one call per column) cost more than
  * PostgreSQL's whole scan here, so the columns come as PostgreSQL's text and listRow turns
@@ -228,6 +235,7 @@ module.exports = {
   HEADER_COLUMNS,
   HEADER_JSON_SQL,
   LIST_COLUMNS,
+  LIST_FORMAT,
   TEXT_TYPES,
   listRow,
   listRowOf,

@@ -154,7 +154,7 @@ const mailboxOps = {
           await writeOutbox(trx, userId, mb.id, uids, Number(mb.highestmodseq) + 1, 'delete');
         }
       }
-      for (const table of ['message_sources', 'messages', 'expunged_uids']) {
+      for (const table of ['message_sources', 'messages', 'expunged_uids', 'list_snapshots']) {
         await trx(table).where({ user_id: userId, mailbox_id: mb.id }).del();
       }
       await trx('mailboxes').where({ user_id: userId, id: mb.id }).del();

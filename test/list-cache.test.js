@@ -480,11 +480,16 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
       r = await coldList();
       expect(r.stats.snapshots).toBe(1);
       expect(r.got).toHaveLength(32);
-      await other.renameMailbox(user.id, 'Snap', 'Snap2');
+      // A rename keeps the mailbox's id, UIDVALIDITY and rows. (With an Elasticsearch mirror,
+      // as in CI, the store restamps every row so the mirror re-ships them under the new name:
+      // that delta is the whole list and the load goes to SQL. The renames here are made by a
+      // store without the outbox, so the test means the same thing in both places.)
+      const renamer = new PgStore(db.knex, { listCacheRows: 0, outbox: false });
+      await renamer.renameMailbox(user.id, 'Snap', 'Snap2');
       expect((await plain.getMailbox(user.id, 'Snap2')).id).toBe(snapId);
       r = await coldList(byName('Snap2'));
       expect(r.stats.snapshots).toBe(1);
-      await other.renameMailbox(user.id, 'Snap2', 'Snap');
+      await renamer.renameMailbox(user.id, 'Snap2', 'Snap');
       expect((await snapshotRow()).modseq).toBe(at); // none of these wrote a snapshot
       // A hide and its purge both since the snapshot: the count check sends it to SQL, which
       // writes a new snapshot.

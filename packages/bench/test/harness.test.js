@@ -74,6 +74,41 @@ function fakeBackend(name, { wrongOn } = {}) {
   };
 }
 
+/**
+ * A fake backend whose header scan takes `wallMs` of the wall clock but reports `ms` of its
+ * own clock, as the imap door's raw client does.
+ */
+function selfTimedHeaders(b, wallMs, ms) {
+  const headers = b.headers;
+  b.headers = async () => {
+    const until = Date.now() + wallMs;
+    while (Date.now() < until);
+    return { ...(await headers()), ms };
+  };
+  return b;
+}
+
+/**
+ * runBench on a synthetic corpus of `count` messages as the small size, in a scratch work
+ * directory; both are removed afterwards.
+ */
+async function runSmall(count, opts) {
+  const corpus = syntheticCorpus(count);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-h-'));
+  try {
+    return await runBench({
+      corpus: corpus.dir,
+      work,
+      sizes: ['small'],
+      sizeCounts: { small: count },
+      ...opts,
+    });
+  } finally {
+    fs.rmSync(corpus.dir, { recursive: true, force: true });
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 describe('harness', () => {
   test('summarize: median, min, max', () => {
     expect(summarize([5, 1, 3])).toEqual({ median: 3, min: 1, max: 5 });
@@ -107,230 +142,159 @@ describe('harness', () => {
   });
 
   test('runBench reports a backend with a different answer as agrees:false', async () => {
-    const corpus = syntheticCorpus(200);
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-h-'));
-    try {
-      const run = await runBench({
-        corpus: corpus.dir,
-        work,
-        sizes: ['small'],
-        sizeCounts: { small: 200 },
-        backends: ['a', 'b', 'liar', 'es'],
-        runs: 2,
-        cold: false,
-        createBackend: (name) => {
-          // An unavailable backend (es without ELASTICSEARCH_URL) is skipped with a note.
-          if (name === 'es') throw new BackendUnavailable('es', 'ELASTICSEARCH_URL is not set');
-          return fakeBackend(name, name === 'liar' ? { wrongOn: 'text:zebra' } : {});
-        },
-      });
-      const rows = run.results;
-      for (const r of rows) {
-        expect(Object.keys(r)).toEqual([
-          'backend',
-          'door',
-          'size',
-          'messages',
-          'request',
-          'phase',
-          'ms',
-          'samples',
-          'matches',
-          'agrees',
-        ]);
-      }
-      const bad = rows.filter((r) => !r.agrees).map((r) => `${r.backend}:${r.request}`);
-      expect(bad).toEqual(['liar:text_rare']);
-      const rare = rows.filter((r) => r.request === 'text_rare');
-      expect(rare.map((r) => r.matches)).toEqual([2, 2, 1]);
-      const exp = rows.find((r) => r.backend === 'a' && r.request === 'expunge_20pct');
-      expect(exp).toMatchObject({ matches: 40, agrees: true, phase: 'warm' });
-      expect(exp.ms.min).toBeLessThanOrEqual(exp.ms.median);
-      // Every sample is kept, and the summary is computed from them.
-      expect(exp.samples).toHaveLength(2);
-      expect(exp.ms.min).toBe(Math.min(...exp.samples));
-      expect(exp.ms.max).toBe(Math.max(...exp.samples));
-      // The unavailable backend is skipped with a note, not fatal.
-      expect(run.notes.join('\n')).toMatch(/backend es is not available yet/);
-      expect(rows.some((r) => r.backend === 'es')).toBe(false);
-      // Where the wall time went, per backend that ran (planning a full run).
-      expect(run.wall.map((w) => w.backend)).toEqual(['a', 'b', 'liar']);
-      for (const w of run.wall) {
-        expect(w).toMatchObject({ size: 'small', cold: 0 });
-        expect(w.total).toBeCloseTo(w.load + w.warm + w.expunge + w.cold, 1);
-      }
-    } finally {
-      fs.rmSync(corpus.dir, { recursive: true, force: true });
-      fs.rmSync(work, { recursive: true, force: true });
+    const run = await runSmall(200, {
+      backends: ['a', 'b', 'liar', 'es'],
+      runs: 2,
+      cold: false,
+      createBackend: (name) => {
+        // An unavailable backend (es without ELASTICSEARCH_URL) is skipped with a note.
+        if (name === 'es') throw new BackendUnavailable('es', 'ELASTICSEARCH_URL is not set');
+        return fakeBackend(name, name === 'liar' ? { wrongOn: 'text:zebra' } : {});
+      },
+    });
+    const rows = run.results;
+    for (const r of rows) {
+      expect(Object.keys(r)).toEqual([
+        'backend',
+        'door',
+        'size',
+        'messages',
+        'request',
+        'phase',
+        'ms',
+        'samples',
+        'matches',
+        'agrees',
+      ]);
+    }
+    const bad = rows.filter((r) => !r.agrees).map((r) => `${r.backend}:${r.request}`);
+    expect(bad).toEqual(['liar:text_rare']);
+    const rare = rows.filter((r) => r.request === 'text_rare');
+    expect(rare.map((r) => r.matches)).toEqual([2, 2, 1]);
+    const exp = rows.find((r) => r.backend === 'a' && r.request === 'expunge_20pct');
+    expect(exp).toMatchObject({ matches: 40, agrees: true, phase: 'warm' });
+    expect(exp.ms.min).toBeLessThanOrEqual(exp.ms.median);
+    // Every sample is kept, and the summary is computed from them.
+    expect(exp.samples).toHaveLength(2);
+    expect(exp.ms.min).toBe(Math.min(...exp.samples));
+    expect(exp.ms.max).toBe(Math.max(...exp.samples));
+    // The unavailable backend is skipped with a note, not fatal.
+    expect(run.notes.join('\n')).toMatch(/backend es is not available yet/);
+    expect(rows.some((r) => r.backend === 'es')).toBe(false);
+    // Where the wall time went, per backend that ran (planning a full run).
+    expect(run.wall.map((w) => w.backend)).toEqual(['a', 'b', 'liar']);
+    for (const w of run.wall) {
+      expect(w).toMatchObject({ size: 'small', cold: 0 });
+      expect(w.total).toBeCloseTo(w.load + w.warm + w.expunge + w.cold, 1);
     }
   });
 
   test('--cold-runs: each cold sample follows its own restart; the median is reported', async () => {
-    const corpus = syntheticCorpus(30);
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-c-'));
-    try {
-      let restarts = 0;
-      let cold = false;
-      const run = await runBench({
-        corpus: corpus.dir,
-        work,
-        sizes: ['small'],
-        sizeCounts: { small: 30 },
-        backends: ['a'],
-        runs: 1,
-        cold: true,
-        coldRuns: 3,
-        dropCaches: false,
-        createBackend: (name) => {
-          const b = fakeBackend(name);
-          const headers = b.headers;
-          // The first request after a restart is the cold one: 30, 10, 20 ms.
-          const delays = [30, 10, 20];
-          b.restart = async () => {
-            restarts++;
-            cold = true;
-            return {};
-          };
-          b.headers = async () => {
-            if (!cold) return headers();
-            cold = false;
-            // Self-timed (as the imap door is) after waiting at least as long: exact samples.
-            const ms = delays[(restarts - 1) % 3];
-            const until = Date.now() + ms + 1;
-            while (Date.now() < until);
-            return { ...(await headers()), ms };
-          };
-          return b;
-        },
-      });
-      const h = run.results.find((r) => r.request === 'headers' && r.phase === 'cold');
-      expect(h.samples).toEqual([30, 10, 20]);
-      expect(h.ms).toEqual({ median: 20, min: 10, max: 30 });
-      expect(h.matches).toBe(30);
-      const coldRows = run.results.filter((r) => r.phase === 'cold');
-      expect(restarts).toBe(coldRows.length * 3);
-      expect(run.notes.join('\n')).not.toMatch(/cold samples/);
-    } finally {
-      fs.rmSync(corpus.dir, { recursive: true, force: true });
-      fs.rmSync(work, { recursive: true, force: true });
-    }
+    let restarts = 0;
+    let cold = false;
+    const run = await runSmall(30, {
+      backends: ['a'],
+      runs: 1,
+      cold: true,
+      coldRuns: 3,
+      dropCaches: false,
+      createBackend: (name) => {
+        const b = fakeBackend(name);
+        const headers = b.headers;
+        // The first request after a restart is the cold one: 30, 10, 20 ms.
+        const delays = [30, 10, 20];
+        b.restart = async () => {
+          restarts++;
+          cold = true;
+          return {};
+        };
+        b.headers = async () => {
+          if (!cold) return headers();
+          cold = false;
+          // Self-timed (as the imap door is) after waiting at least as long: exact samples.
+          const ms = delays[(restarts - 1) % 3];
+          const until = Date.now() + ms + 1;
+          while (Date.now() < until);
+          return { ...(await headers()), ms };
+        };
+        return b;
+      },
+    });
+    const h = run.results.find((r) => r.request === 'headers' && r.phase === 'cold');
+    expect(h.samples).toEqual([30, 10, 20]);
+    expect(h.ms).toEqual({ median: 20, min: 10, max: 30 });
+    expect(h.matches).toBe(30);
+    const coldRows = run.results.filter((r) => r.phase === 'cold');
+    expect(restarts).toBe(coldRows.length * 3);
+    expect(run.notes.join('\n')).not.toMatch(/cold samples/);
   });
 
   test('--budget stops cold repeats too, and the notes say which requests got fewer', async () => {
-    const corpus = syntheticCorpus(20);
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-cb-'));
-    try {
-      const run = await runBench({
-        corpus: corpus.dir,
-        work,
-        sizes: ['small'],
-        sizeCounts: { small: 20 },
-        backends: ['slow'],
-        runs: 1,
-        budget: 0.05,
-        cold: true,
-        coldRuns: 3,
-        dropCaches: false,
-        createBackend: (name) => {
-          const b = fakeBackend(name);
-          const headers = b.headers;
-          // 60 ms per header scan: past the 50 ms budget after the first sample.
-          b.headers = async () => {
-            const until = Date.now() + 61;
-            while (Date.now() < until);
-            return { ...(await headers()), ms: 60 };
-          };
-          return b;
-        },
-      });
-      const h = run.results.find((r) => r.request === 'headers' && r.phase === 'cold');
-      expect(h.samples).toEqual([60]);
-      // Fast requests still get their three cold samples.
-      const fast = run.results.find((r) => r.request === 'text_rare' && r.phase === 'cold');
-      expect(fast.samples).toHaveLength(3);
-      expect(run.notes.join('\n')).toMatch(/fewer than 3 cold samples.*slow small headers: 1/);
-    } finally {
-      fs.rmSync(corpus.dir, { recursive: true, force: true });
-      fs.rmSync(work, { recursive: true, force: true });
-    }
+    const run = await runSmall(20, {
+      backends: ['slow'],
+      runs: 1,
+      budget: 0.05,
+      cold: true,
+      coldRuns: 3,
+      dropCaches: false,
+      // 60 ms per header scan: past the 50 ms budget after the first sample.
+      createBackend: (name) => selfTimedHeaders(fakeBackend(name), 61, 60),
+    });
+    const h = run.results.find((r) => r.request === 'headers' && r.phase === 'cold');
+    expect(h.samples).toEqual([60]);
+    // Fast requests still get their three cold samples.
+    const fast = run.results.find((r) => r.request === 'text_rare' && r.phase === 'cold');
+    expect(fast.samples).toHaveLength(3);
+    expect(run.notes.join('\n')).toMatch(/fewer than 3 cold samples.*slow small headers: 1/);
   });
 
   test('--budget: a slow request stops repeating once its samples used the budget', async () => {
-    const corpus = syntheticCorpus(50);
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-b-'));
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-    try {
-      const run = await runBench({
-        corpus: corpus.dir,
-        work,
-        sizes: ['small'],
-        sizeCounts: { small: 50 },
-        backends: ['slow'],
-        runs: 5,
-        budget: 0.1,
-        cold: false,
-        createBackend: (name) => {
-          const b = fakeBackend(name);
-          const headers = b.headers;
-          // 60 ms a header scan: the second sample ends past the 100 ms budget.
-          b.headers = async () => {
-            await sleep(60);
-            return headers();
-          };
-          return b;
-        },
-      });
-      const h = run.results.find((r) => r.request === 'headers');
-      expect(h.samples).toHaveLength(2);
-      expect(h.ms.min).toBeGreaterThanOrEqual(55);
-      // Fast requests still get all five samples, and the short ones are listed in the notes.
-      expect(run.results.find((r) => r.request === 'text_rare').samples).toHaveLength(5);
-      expect(run.notes.join('\n')).toMatch(/fewer than 5 warm samples.*slow small headers: 2/);
-    } finally {
-      fs.rmSync(corpus.dir, { recursive: true, force: true });
-      fs.rmSync(work, { recursive: true, force: true });
-    }
+    const run = await runSmall(50, {
+      backends: ['slow'],
+      runs: 5,
+      budget: 0.1,
+      cold: false,
+      createBackend: (name) => {
+        const b = fakeBackend(name);
+        const headers = b.headers;
+        // 60 ms a header scan: the second sample ends past the 100 ms budget.
+        b.headers = async () => {
+          await sleep(60);
+          return headers();
+        };
+        return b;
+      },
+    });
+    const h = run.results.find((r) => r.request === 'headers');
+    expect(h.samples).toHaveLength(2);
+    expect(h.ms.min).toBeGreaterThanOrEqual(55);
+    // Fast requests still get all five samples, and the short ones are listed in the notes.
+    expect(run.results.find((r) => r.request === 'text_rare').samples).toHaveLength(5);
+    expect(run.notes.join('\n')).toMatch(/fewer than 5 warm samples.*slow small headers: 2/);
   });
   test('a self-timed adapter (the imap door) is recorded by its own figure: a slow parse after its clock is not counted', async () => {
-    const corpus = syntheticCorpus(30);
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'mgb-t-'));
-    try {
-      const run = await runBench({
-        corpus: corpus.dir,
-        work,
-        sizes: ['small'],
-        sizeCounts: { small: 30 },
-        backends: ['raw', 'dovecot-x-api'],
-        runs: 3,
-        cold: false,
-        createBackend: (name) => {
-          const b = fakeBackend(name);
-          if (name === 'raw') {
-            b.door = 'imap';
-            const headers = b.headers;
-            // The client's own clock says 2 ms; turning the answer into uids takes 80 ms.
-            b.headers = async () => {
-              const until = Date.now() + 80;
-              while (Date.now() < until);
-              return { ...(await headers()), ms: 2 };
-            };
-          }
-          return b;
-        },
-      });
-      const raw = run.results.find((r) => r.backend === 'raw' && r.request === 'headers');
-      expect(raw.door).toBe('imap');
-      expect(raw.ms.max).toBe(2);
-      expect(raw.agrees).toBe(true);
-      // Without a figure of its own, an adapter is timed by the wall clock; -api names the api door.
-      const api = run.results.find((r) => r.backend === 'dovecot-x-api' && r.request === 'headers');
-      expect(api.door).toBe('api');
-      expect(run.results.find((r) => r.backend === 'raw' && r.request === 'import').door).toBe(
-        'imap',
-      );
-    } finally {
-      fs.rmSync(corpus.dir, { recursive: true, force: true });
-      fs.rmSync(work, { recursive: true, force: true });
-    }
+    const run = await runSmall(30, {
+      backends: ['raw', 'dovecot-x-api'],
+      runs: 3,
+      cold: false,
+      createBackend: (name) => {
+        const b = fakeBackend(name);
+        if (name !== 'raw') return b;
+        b.door = 'imap';
+        // The client's own clock says 2 ms; turning the answer into uids takes 80 ms.
+        return selfTimedHeaders(b, 80, 2);
+      },
+    });
+    const raw = run.results.find((r) => r.backend === 'raw' && r.request === 'headers');
+    expect(raw.door).toBe('imap');
+    expect(raw.ms.max).toBe(2);
+    expect(raw.agrees).toBe(true);
+    // Without a figure of its own, an adapter is timed by the wall clock; -api names the api door.
+    const api = run.results.find((r) => r.backend === 'dovecot-x-api' && r.request === 'headers');
+    expect(api.door).toBe('api');
+    expect(run.results.find((r) => r.backend === 'raw' && r.request === 'import').door).toBe(
+      'imap',
+    );
   });
 });

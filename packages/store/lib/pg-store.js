@@ -156,12 +156,6 @@ class PgStore {
   }
 
   /**
-   * Header rows of a mailbox, keyset-paged by uid.
-   * @param {number} userId
-   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
-   * @param {{limit?: number, afterUid?: number, order?: 'asc'|'desc'}} [opts]
-   */
-  /**
    * The list view of a mailbox (header-row.js listRowOf), every visible message in uid order:
    * what a client's message list needs, without recipients.
    * @param {number} userId
@@ -188,6 +182,12 @@ class PgStore {
     return rows.map(listRow);
   }
 
+  /**
+   * Header rows of a mailbox, keyset-paged by uid.
+   * @param {number} userId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
+   * @param {{limit?: number, afterUid?: number, order?: 'asc'|'desc'}} [opts]
+   */
   async scanHeaders(userId, mailbox, opts = {}) {
     if (this.listCache) {
       const list = await this.listCache.rowsOf(this.knex, userId, mailbox);

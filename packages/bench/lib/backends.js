@@ -23,7 +23,10 @@ const { mailgateImapServer } = require('./mailgate-imap-server');
  *   restore()                  puts the pristine mailbox back (untimed, before each expunge sample)
  *   fetchOne(key) → {ids}      flags, structure, header and first body part of one message
  *   keysOf(ids) → string[]     comparison keys (keys.js) of native ids — untimed, after the request
- *   restart() → {note?}        restarts the backend's server (cold runs); the caller drops caches
+ *   restart() → {note?, reconnect?}  restarts the backend's server (cold runs); the caller
+ *                              drops caches, then calls reconnect({open}) if given (imap door:
+ *                              log in, and SELECT unless open is false, as before the cold
+ *                              first_open)
  *   close()
  *
  * Timed methods return native ids (uids) and the runner converts them with keysOf() after the

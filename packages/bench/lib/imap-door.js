@@ -197,9 +197,10 @@ function imapDoorBackend(server, ctx = {}) {
       if (r.endpoint) endpoint = r.endpoint;
       return {
         note: r.note,
-        reconnect: async () => {
+        // opts.open false: log in only (the cold first open times the SELECT itself).
+        reconnect: async (opts = {}) => {
           await connect();
-          await raw.command('SELECT INBOX');
+          if (opts.open !== false) await raw.command('SELECT INBOX');
         },
       };
     },

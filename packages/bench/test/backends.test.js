@@ -143,6 +143,9 @@ describe('backend adapters', () => {
     expect(get('mailgate-imap', 'headers_list')).toMatchObject({ matches: 300, agrees: true });
     expect(get('mailgate-imap', 'expunge_20pct')).toMatchObject({ matches: 60, agrees: true });
     expect(get('mailgate-imap', 'headers', 'cold')).toMatchObject({ matches: 300, agrees: true });
+    // The cold first open (SELECT after a restart, timed) in every door.
+    for (const b of ['mailgate-imap', 'pg', 'mbox'])
+      expect(get(b, 'first_open', 'cold')).toMatchObject({ matches: 300, agrees: true });
     const doorOf = (b) => [
       ...new Set(run.results.filter((r) => r.backend === b).map((r) => r.door)),
     ];

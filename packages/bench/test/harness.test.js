@@ -229,6 +229,43 @@ describe('harness', () => {
     expect(run.notes.join('\n')).not.toMatch(/cold samples/);
   });
 
+  test('the first open is timed cold too, after a reconnect that does not open the mailbox', async () => {
+    const opens = [];
+    let restarted = false;
+    const run = await runSmall(30, {
+      backends: ['a'],
+      runs: 1,
+      cold: true,
+      dropCaches: false,
+      createBackend: (name) => {
+        const b = fakeBackend(name);
+        const firstOpen = b.firstOpen;
+        b.restart = async () => {
+          restarted = true;
+          return { reconnect: async (opts) => opens.push(opts) };
+        };
+        // What an IMAP server's SELECT does after a restart: the first open pays for it.
+        // Self-timed after waiting at least as long (the runner keeps the smaller figure).
+        b.firstOpen = async () => {
+          const ms = restarted ? 25 : 1;
+          const until = Date.now() + ms + 1;
+          while (Date.now() < until);
+          return { ...(await firstOpen()), ms };
+        };
+        return b;
+      },
+    });
+    const cold = run.results.filter((r) => r.phase === 'cold');
+    expect(cold[0]).toMatchObject({ request: 'first_open', samples: [25], matches: 30 });
+    expect(cold[0].agrees).toBe(true);
+    // One reconnect per cold sample: bare before the first open, opening before the others.
+    expect(opens).toHaveLength(cold.length);
+    expect(opens[0]).toEqual({ open: false });
+    expect(opens.slice(1).every((o) => o.open === true)).toBe(true);
+    const warm = run.results.find((r) => r.request === 'first_open' && r.phase === 'warm');
+    expect(warm.samples).toEqual([1]);
+  });
+
   test('--budget stops cold repeats too, and the notes say which requests got fewer', async () => {
     const run = await runSmall(20, {
       backends: ['slow'],

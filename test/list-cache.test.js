@@ -173,6 +173,41 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
     expect(fresh.listCache.stats.hits).toBe(hits + 1);
   });
 
+  test('a count with warm false loads no full rows; a mailbox the list view holds is counted from it, exactly', async () => {
+    const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
+    const want = await plain.countMessages(user.id, mailboxId);
+    expect(await fresh.countMessages(user.id, mailboxId, { warm: false })).toEqual(want);
+    await fresh.listCache.settle();
+    expect(fresh.listCache.has(user.id, mailboxId)).toBe(false);
+    expect(fresh.listCache.stats.loads).toBe(0);
+    // An IMAP session's SELECT reads the list view: the counts come from its rows, no SQL.
+    await fresh.scanList(user.id, byName('INBOX'));
+    const statements = [];
+    const onQuery = (q) => statements.push(q.sql);
+    db.knex.on('query', onQuery);
+    try {
+      expect(await fresh.countMessages(user.id, mailboxId, { warm: false })).toEqual(want);
+      expect(await fresh.countMessages(user.id, byName('INBOX'), { warm: false })).toEqual(want);
+    } finally {
+      db.knex.removeListener('query', onQuery);
+    }
+    // each count checks the mailbox's modseq (rowsOf), none counts the partition
+    expect(statements.filter((s) => /count\(\*\)/.test(s))).toEqual([]);
+    // ...and stays exact when another session changes the mailbox
+    const unseen = (await plain.scanHeaders(user.id, mailboxId))
+      .filter((r) => !r.flags.includes('\\Seen'))
+      .map((r) => r.uid);
+    await other.setFlags(user.id, mailboxId, { uids: unseen.slice(0, 3), add: ['\\Seen'] });
+    try {
+      const now = await plain.countMessages(user.id, mailboxId);
+      expect(now.unseen).toBe(want.unseen - 3);
+      expect(await fresh.countMessages(user.id, mailboxId, { warm: false })).toEqual(now);
+    } finally {
+      await other.setFlags(user.id, mailboxId, { uids: unseen.slice(0, 3), remove: ['\\Seen'] });
+    }
+    expect(fresh.listCache.has(user.id, mailboxId)).toBe(false);
+  });
+
   test('concurrent scans of a mailbox not cached yet share one full read (a SELECT counts and lists at once)', async () => {
     const fresh = new PgStore(db.knex, { listCacheRows: 1000 });
     const [a, b, c] = await Promise.all([

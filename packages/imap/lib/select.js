@@ -32,7 +32,10 @@ async function select(s, cmd, readOnly) {
     if (s.enabled.has('QRESYNC')) s.untagged([atom('OK [CLOSED] Previous mailbox closed')]);
   }
   const be = s.backend;
-  const status = await be.status(name);
+  // No counts: EXISTS is the view's length. A count would also have the service load every
+  // full header row of the mailbox in the background (for a webmail list that never comes),
+  // a whole-mailbox read beside this session's next command.
+  const status = await be.status(name, { counts: false });
   const uids = await listUids(be, name);
   const view = new MailboxView({
     name,

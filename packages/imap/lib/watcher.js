@@ -50,7 +50,7 @@ class MailboxWatcher {
     if (e.busy) return;
     e.busy = true;
     try {
-      const st = await e.be.status(key.split('\0')[1]);
+      const st = await e.be.status(key.split('\0')[1], { warm: false });
       const mark = `${st.uidnext}/${st.highestModseq}/${st.total}`;
       // The first poll is passed on too: a listener compares it with its own view, so a
       // change made between its last sync and this poll is not missed.

@@ -428,3 +428,36 @@ test('a selected mailbox renamed away by another session: no command acts on the
   e.close();
   await be.close();
 });
+
+test('SELECT, STATUS and IDLE polls load no full header rows into the webmail list cache', async () => {
+  const be = await env.service.openBackend('pg', 'alice');
+  await be.createMailbox('Quiet');
+  for (let i = 0; i < 5; i++) {
+    await be.append('Quiet', msg({ subject: `quiet ${i}` }), { flags: i < 2 ? ['\\Seen'] : [] });
+  }
+  await be.close();
+  const store = env.service.store;
+  const user = await store.getUser('alice');
+  const mb = await store.getMailbox(user.id, 'Quiet');
+  const a = env.client('alice', PW.alice);
+  await a.connect();
+  // STATUS before any SELECT: counted by SQL; then SELECT reads the list view
+  expect(await a.status('Quiet', { messages: true, unseen: true })).toMatchObject({
+    messages: 5,
+    unseen: 3,
+  });
+  await a.mailboxOpen('Quiet');
+  // now counted from the list view's rows: still exact
+  expect(await a.status('Quiet', { messages: true, unseen: true })).toMatchObject({
+    messages: 5,
+    unseen: 3,
+  });
+  const idling = a.idle();
+  await new Promise((resolve) => setTimeout(resolve, 350)); // a few polls (idlePollMs 100)
+  await a.logout();
+  await idling;
+  await store.settleBackground();
+  expect(store.listViewCache.has(user.id, mb.id)).toBe(true);
+  // Before: every SELECT, STATUS and poll of an uncached mailbox loaded all its full rows.
+  expect(store.listCache.has(user.id, mb.id)).toBe(false);
+});

@@ -60,9 +60,11 @@ class PgBackend extends MailBackend {
 
   /**
    * @param {string} mailbox
-   * @param {{counts?: boolean}} [opts] counts false: the mailbox row only (uidvalidity, uidnext,
-   *   modseq; total and unseen left out), one indexed read instead of a count too: what the
-   *   IMAP session's per-command checks need
+   * @param {{counts?: boolean, warm?: boolean}} [opts] counts false: the mailbox row only
+   *   (uidvalidity, uidnext, modseq; total and unseen left out), one indexed read instead of a
+   *   count too: what the IMAP session's per-command checks and SELECT need; warm false: a
+   *   count does not load the full header rows in the background (store countMessages), for
+   *   callers that never read them (IMAP STATUS, IDLE polls)
    */
   async status(mailbox, opts = {}) {
     const mb = await this.store.getMailbox(this.user.id, mailbox);
@@ -70,7 +72,7 @@ class PgBackend extends MailBackend {
     const c =
       opts.counts === false
         ? { total: undefined, unseen: undefined }
-        : await this.store.countMessages(this.user.id, mb.id);
+        : await this.store.countMessages(this.user.id, mb.id, { warm: opts.warm });
     return {
       name: mb.name,
       // Opaque: tells two mailboxes apart where UIDVALIDITY may not (IMAP's selected-mailbox

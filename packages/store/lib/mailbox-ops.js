@@ -200,10 +200,14 @@ const mailboxOps = {
    * Live message count of a mailbox.
    * @param {number} userId
    * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
+   * @param {{warm?: boolean}} [opts] warm false: a count by SQL does not load the mailbox's
+   *   full header rows into the list cache in the background. A webmail's count comes before
+   *   its message list (worth warming); an IMAP STATUS or IDLE poll reads no full rows after
+   *   it, and the load would be a full read of the mailbox beside the session's next command.
    * @returns {Promise<{total: number, unseen: number}>}
    */
-  async countMessages(userId, mailbox) {
-    const { total, unseen } = await this.countIn(userId, mailbox);
+  async countMessages(userId, mailbox, opts = {}) {
+    const { total, unseen } = await this.countIn(userId, mailbox, opts);
     return { total, unseen };
   },
 
@@ -211,12 +215,17 @@ const mailboxOps = {
    * @private countMessages, with the mailbox row its statement read when it went to SQL
    * ({id, highestmodseq}; absent when counted from the list cache).
    */
-  async countIn(userId, mailbox) {
+  async countIn(userId, mailbox, opts = {}) {
     const cache = this.listCache;
     const cached = cache ? cache.cachedId(userId, mailbox) : null;
-    if (cached != null && cache.usable(userId, cached)) {
-      // Counted from the list cache's rows (exact by modseq): no scan of the partition.
-      const list = await cache.rowsOf(this.knex, userId, mailbox);
+    // Counted from a cache's rows (exact by modseq): no scan of the partition. The list view's
+    // rows carry the flags too: a mailbox an IMAP session has open is counted from them.
+    const from = [cache, this.listViewCache].find((c) => {
+      const id = c ? c.cachedId(userId, mailbox) : null;
+      return id != null && c.usable(userId, id);
+    });
+    if (from) {
+      const list = await from.rowsOf(this.knex, userId, mailbox);
       mustExist(mailbox, list);
       return { total: list ? list.length : 0, unseen: list ? unseenOf(list) : 0 };
     }
@@ -233,7 +242,7 @@ const mailboxOps = {
     mustExist(mailbox, mb);
     if (!mb) return { total: 0, unseen: 0 };
     if (cache && isName(mailbox)) cache.noteName(userId, mailbox.name, mb.id);
-    if (cache && cached == null) cache.warm(this.knex, userId, mb.id);
+    if (cache && cached == null && opts.warm !== false) cache.warm(this.knex, userId, mb.id);
     return { total: rows[0].total, unseen: rows[0].unseen, mailbox: mb };
   },
 

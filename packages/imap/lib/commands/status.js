@@ -24,7 +24,7 @@ module.exports = {
     if (!items.length) throw bad('No status items');
     for (const it of items) if (!ITEMS[it]) throw bad(`Unknown status item ${it}`);
     if (items.includes('HIGHESTMODSEQ')) s.condstore = true;
-    const st = await s.backend.status(name);
+    const st = await s.backend.status(name, { warm: false });
     const out = [];
     for (const it of items) out.push(atom(it), Number(ITEMS[it](st) || 0));
     s.untagged([atom('STATUS'), encodeUtf7(name), out]);

@@ -128,7 +128,7 @@ describeEs('test/es-words.test.js', 'word search: one tokenisation for pg and ES
     // and some subjects as phrases ("[PATCH 3/7] mm: …").
     const lexemes = (
       await suite.db.knex.raw(
-        `SELECT word FROM ts_stat('SELECT tsv FROM messages WHERE user_id = ${Number(lee.id)}')
+        `SELECT word FROM ts_stat('SELECT tsv FROM message_words WHERE user_id = ${Number(lee.id)}')
           ORDER BY word`,
       )
     ).rows.map((r) => r.word);
@@ -190,8 +190,8 @@ describeEs('test/es-words.test.js', 'word search: one tokenisation for pg and ES
     const at = async (pos) =>
       (
         await suite.db.knex.raw(
-          `SELECT u.lexeme FROM messages m, unnest(m.tsv) u
-            WHERE m.user_id = ? AND ? = ANY(u.positions) ORDER BY u.lexeme`,
+          `SELECT u.lexeme FROM message_words w, unnest(w.tsv) u
+            WHERE w.user_id = ? AND ? = ANY(u.positions) ORDER BY u.lexeme`,
           [len.id, pos],
         )
       ).rows.map((x) => x.lexeme);

@@ -44,11 +44,11 @@ test("a one-user query plans only that user's partitions", async () => {
   expect(headers).not.toContain(`messages_u${ben.id}`);
 
   const search = await plan(
-    "SELECT uid FROM messages m WHERE m.user_id = ? AND m.tsv @@ plainto_tsquery('simple', ?)",
+    "SELECT uid FROM message_words w WHERE w.user_id = ? AND w.tsv @@ plainto_tsquery('simple', ?)",
     [ben.id, 'shared'],
   );
-  expect(search).toContain(`messages_u${ben.id}`);
-  expect(search).not.toContain(`messages_u${ann.id}`);
+  expect(search).toContain(`message_words_u${ben.id}`);
+  expect(search).not.toContain(`message_words_u${ann.id}`);
 
   // The store's own search SQL (generic plan, parameter not folded) is pruned too.
   await suite.db.knex.raw('SET plan_cache_mode = force_generic_plan');

@@ -43,6 +43,11 @@ function likeEscape(s) {
  * @param {string} [opts.alias='m'] alias of the messages table in the surrounding query
  * @param {number|string} [opts.userId] owner of the mailboxes; required when the AST has `in:`
  * @param {string} [opts.mailboxesTable='mailboxes'] mailboxes table, optionally schema-qualified
+ * @param {Function} [opts.words] how a word or phrase term matches, for a schema that keeps
+ *   the tsvector elsewhere: `({alias, tsquery, bind, top}) → SQL`. `tsquery()` binds the term
+ *   and returns its tsquery expression, `bind(v)` binds another value (placeholders are
+ *   positional: bind in text order), `top` is true when every hit must meet the term (the
+ *   query itself, or an AND term at its root). Default: `alias.tsv @@ tsquery()`.
  * @returns {{ sql: string, bindings: any[] }}
  * @throws {QueryError} for a malformed AST; TypeError for bad options
  */
@@ -56,9 +61,12 @@ function compileSql(ast, opts = {}) {
   if (typeof mailboxesTable !== 'string' || !QUALIFIED_IDENT_RE.test(mailboxesTable)) {
     throw new TypeError(`compileSql: invalid mailboxesTable ${JSON.stringify(mailboxesTable)}`);
   }
+  if (opts.words !== undefined && typeof opts.words !== 'function') {
+    throw new TypeError('compileSql: opts.words must be a function');
+  }
   const bindings = [];
-  const ctx = { alias, mailboxesTable, userId: opts.userId, bindings };
-  const sql = emit(ast, ctx);
+  const ctx = { alias, mailboxesTable, words: opts.words, userId: opts.userId, bindings };
+  const sql = emit(ast, ctx, true);
   return { sql, bindings };
 }
 
@@ -66,26 +74,35 @@ function col(ctx, name) {
   return `${ctx.alias}.${name}`;
 }
 
+/** A word or phrase term: the tsvector column, or the caller's opts.words. */
+function words(ctx, fn, value, top) {
+  const tsquery = () => `${fn}('simple', ${bind(ctx, value)})`;
+  if (!ctx.words) return `${col(ctx, 'tsv')} @@ ${tsquery()}`;
+  return ctx.words({ alias: ctx.alias, tsquery, bind: (v) => bind(ctx, v), top });
+}
+
 function bind(ctx, value) {
   ctx.bindings.push(value);
   return '?';
 }
 
-function emit(node, ctx) {
+// top: the node is the query or one of the AND terms at its root (every hit meets it).
+function emit(node, ctx, top = false) {
   switch (node.type) {
     case 'all':
       return 'TRUE';
     case 'and':
     case 'or': {
       const op = node.type === 'and' ? ' AND ' : ' OR ';
-      return `(${node.children.map((c) => emit(c, ctx)).join(op)})`;
+      const inner = top && node.type === 'and';
+      return `(${node.children.map((c) => emit(c, ctx, inner)).join(op)})`;
     }
     case 'not':
       return negate(emit(node.child, ctx));
     case 'word':
-      return `${col(ctx, 'tsv')} @@ plainto_tsquery('simple', ${bind(ctx, node.value)})`;
+      return words(ctx, 'plainto_tsquery', node.value, top);
     case 'phrase':
-      return `${col(ctx, 'tsv')} @@ phraseto_tsquery('simple', ${bind(ctx, node.value)})`;
+      return words(ctx, 'phraseto_tsquery', node.value, top);
     case 'substring': {
       // The bare `column ILIKE '%…%'` form (no coalesce, no lower()) is what a pg_trgm GIN
       // index on the column can answer; NULL columns are handled by negate() instead.

@@ -92,6 +92,28 @@ describe('compileSql: structure', () => {
     );
   });
 
+  test('opts.words: the caller says how a word or phrase matches; top marks terms every hit meets', () => {
+    const seen = [];
+    const words = ({ alias, tsquery, bind, top }) => {
+      seen.push(top);
+      return `W(${alias}, ${bind('owner')}, ${tsquery()}, ${top})`;
+    };
+    const out = compile('a "b c" (x OR -y) from:z', { userId: 7, words });
+    expect(out.sql).toBe(
+      "(W(m, ?, plainto_tsquery('simple', ?), true) AND W(m, ?, phraseto_tsquery('simple', ?), true)" +
+        " AND (W(m, ?, plainto_tsquery('simple', ?), false) OR ((W(m, ?, plainto_tsquery('simple', ?), false)) IS NOT TRUE))" +
+        ' AND m.from_text ILIKE ?)',
+    );
+    // bindings in textual order, the caller's own before the term's
+    expect(out.bindings).toEqual(['owner', 'a', 'owner', 'b c', 'owner', 'x', 'owner', 'y', '%z%']);
+    expect(seen).toEqual([true, true, false, false]);
+    expect(compile('a', { words }).sql).toBe("W(m, ?, plainto_tsquery('simple', ?), true)");
+    expect(compile('-a', { words }).sql).toBe(
+      "((W(m, ?, plainto_tsquery('simple', ?), false)) IS NOT TRUE)",
+    );
+    expect(() => compileSql(parse('a'), { words: 'message_words' })).toThrow(TypeError);
+  });
+
   test('alias', () => {
     const { sql } = compile('from:x in:Work', { alias: 'msg', userId: 1 });
     expect(sql).toBe(

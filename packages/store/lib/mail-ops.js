@@ -12,6 +12,7 @@ const { splitFlags } = require('@mailgate/readers');
 // Date order: the Date header, else INTERNALDATE, then uid; keyset dates as text (list-cache.js).
 const { pageOf, SORT_DATE, SORT_DATE_TEXT } = require('./list-cache');
 const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
+const { wordsIn } = require('./words-sql');
 
 /*
  * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
@@ -360,7 +361,7 @@ const mailOps = {
     } else {
       const ast = typeof opts.query === 'string' ? parseQuery(opts.query) : opts.query;
       await this.checkQueryMailboxes(userId, ast);
-      const w = compileSql(ast, { alias: 'm', userId });
+      const w = compileSql(ast, { alias: 'm', userId, words: wordsIn(userId) });
       selector = w.sql;
       selBindings = w.bindings;
     }

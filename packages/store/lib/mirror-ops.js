@@ -7,9 +7,10 @@
  * outbox only says "this message changed".
  */
 
-// The message's tsvector as (position, lexeme) pairs in position order: ES indexes exactly
-// PostgreSQL's words (@mailgate/es words.js). The tsvector already covers subject, From/To/Cc
-// text and the first 200,000 body characters, so the body itself is not shipped.
+// The message's tsvector (its row in message_words) as (position, lexeme) pairs in position
+// order: ES indexes exactly PostgreSQL's words (@mailgate/es words.js). The tsvector already
+// covers subject, From/To/Cc text and the first 200,000 body characters, so the body itself
+// is not shipped.
 const lexemePairs = (tsv) =>
   `(SELECT json_agg(json_build_array(p, u.lexeme) ORDER BY p, u.lexeme)
       FROM unnest(${tsv}) u, unnest(u.positions) p)`;
@@ -17,7 +18,8 @@ const lexemePairs = (tsv) =>
 const DOC_COLUMNS = `m.mailbox_id, b.name AS mailbox, m.uid, m.modseq, m.expunged, m.subject,
   m.from_name, m.from_addr, m.from_text, m.to_addrs, m.to_text, m.cc_addrs, m.cc_text,
   m.message_id, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
-  ${lexemePairs('m.tsv')} AS lexemes`;
+  ${lexemePairs(`(SELECT w.tsv FROM message_words w
+      WHERE w.user_id = m.user_id AND w.mailbox_id = m.mailbox_id AND w.uid = m.uid)`)} AS lexemes`;
 
 // Arbitrary constant naming the drainer lock in pg_advisory_xact_lock's key space: one
 // drainer at a time cluster-wide (`mailgate serve` and `es sync`); reindex waits on it.

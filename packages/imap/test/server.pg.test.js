@@ -429,7 +429,7 @@ test('a selected mailbox renamed away by another session: no command acts on the
   await be.close();
 });
 
-test('SELECT, STATUS and IDLE polls load no full header rows into the webmail list cache', async () => {
+test('SELECT, STATUS, IDLE polls and new mail load no full header rows into the webmail list cache', async () => {
   const be = await env.service.openBackend('pg', 'alice');
   await be.createMailbox('Quiet');
   for (let i = 0; i < 5; i++) {
@@ -452,8 +452,14 @@ test('SELECT, STATUS and IDLE polls load no full header rows into the webmail li
     messages: 5,
     unseen: 3,
   });
+  const exists = new Promise((resolve) => a.on('exists', resolve));
   const idling = a.idle();
   await new Promise((resolve) => setTimeout(resolve, 350)); // a few polls (idlePollMs 100)
+  // new mail from another session: found in the list view, not by a page of full rows
+  const other = await env.service.openBackend('pg', 'alice');
+  await other.append('Quiet', msg({ subject: 'quiet new' }), {});
+  await other.close();
+  expect((await exists).count).toBe(6);
   await a.logout();
   await idling;
   await store.settleBackground();

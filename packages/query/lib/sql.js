@@ -48,6 +48,12 @@ function likeEscape(s) {
  *   and returns its tsquery expression, `bind(v)` binds another value (placeholders are
  *   positional: bind in text order), `top` is true when every hit must meet the term (the
  *   query itself, or an AND term at its root). Default: `alias.tsv @@ tsquery()`.
+ * @param {Function} [opts.substring] how a substring term over the lower-cased header/body
+ *   text (`body:`, `text:`) matches, for a schema that keeps a searchable copy of that text
+ *   elsewhere: `({alias, field, columns, value, bind, top, columnsLike}) → SQL`. `value` is
+ *   the term lower-cased, `columns` the messages columns it searches, `columnsLike()` binds
+ *   and returns the default `column LIKE '%value%'` test over them (exact; for the cases the
+ *   copy cannot answer alone). Default: that test.
  * @returns {{ sql: string, bindings: any[] }}
  * @throws {QueryError} for a malformed AST; TypeError for bad options
  */
@@ -64,8 +70,18 @@ function compileSql(ast, opts = {}) {
   if (opts.words !== undefined && typeof opts.words !== 'function') {
     throw new TypeError('compileSql: opts.words must be a function');
   }
+  if (opts.substring !== undefined && typeof opts.substring !== 'function') {
+    throw new TypeError('compileSql: opts.substring must be a function');
+  }
   const bindings = [];
-  const ctx = { alias, mailboxesTable, words: opts.words, userId: opts.userId, bindings };
+  const ctx = {
+    alias,
+    mailboxesTable,
+    words: opts.words,
+    substring: opts.substring,
+    userId: opts.userId,
+    bindings,
+  };
   const sql = emit(ast, ctx, true);
   return { sql, bindings };
 }
@@ -79,6 +95,32 @@ function words(ctx, fn, value, top) {
   const tsquery = () => `${fn}('simple', ${bind(ctx, value)})`;
   if (!ctx.words) return `${col(ctx, 'tsv')} @@ ${tsquery()}`;
   return ctx.words({ alias: ctx.alias, tsquery, bind: (v) => bind(ctx, v), top });
+}
+
+/** A substring term: LIKE/ILIKE over its columns, or the caller's opts.substring. */
+function substring(ctx, node, top) {
+  const columns = SUBSTRING_COLUMNS[node.field];
+  // The bare `column ILIKE '%…%'` form (no coalesce, no lower()) is what a pg_trgm GIN
+  // index on the column can answer; NULL columns are handled by negate() instead.
+  const columnsLike = () => {
+    const pattern = `%${likeEscape(node.value)}%`;
+    const parts = columns.map((c) =>
+      LOWERCASED_COLUMNS.has(c)
+        ? `${col(ctx, c)} LIKE ${bind(ctx, pattern.toLowerCase())}`
+        : `${col(ctx, c)} ILIKE ${bind(ctx, pattern)}`,
+    );
+    return parts.length === 1 ? parts[0] : `(${parts.join(' OR ')})`;
+  };
+  if (!ctx.substring || !columns.every((c) => LOWERCASED_COLUMNS.has(c))) return columnsLike();
+  return ctx.substring({
+    alias: ctx.alias,
+    field: node.field,
+    columns: [...columns],
+    value: String(node.value).toLowerCase(),
+    bind: (v) => bind(ctx, v),
+    top,
+    columnsLike,
+  });
 }
 
 function bind(ctx, value) {
@@ -103,17 +145,8 @@ function emit(node, ctx, top = false) {
       return words(ctx, 'plainto_tsquery', node.value, top);
     case 'phrase':
       return words(ctx, 'phraseto_tsquery', node.value, top);
-    case 'substring': {
-      // The bare `column ILIKE '%…%'` form (no coalesce, no lower()) is what a pg_trgm GIN
-      // index on the column can answer; NULL columns are handled by negate() instead.
-      const pattern = `%${likeEscape(node.value)}%`;
-      const parts = SUBSTRING_COLUMNS[node.field].map((c) =>
-        LOWERCASED_COLUMNS.has(c)
-          ? `${col(ctx, c)} LIKE ${bind(ctx, pattern.toLowerCase())}`
-          : `${col(ctx, c)} ILIKE ${bind(ctx, pattern)}`,
-      );
-      return parts.length === 1 ? parts[0] : `(${parts.join(' OR ')})`;
-    }
+    case 'substring':
+      return substring(ctx, node, top);
     case 'flag': {
       const sql = `${bind(ctx, node.flag)} = ANY(${col(ctx, 'flags')})`;
       return node.negate === true ? negate(sql) : sql;

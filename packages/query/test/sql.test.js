@@ -114,6 +114,30 @@ describe('compileSql: structure', () => {
     expect(() => compileSql(parse('a'), { words: 'message_words' })).toThrow(TypeError);
   });
 
+  test('opts.substring: the caller says how body/text substrings match; other fields stay LIKE', () => {
+    const seen = [];
+    const substring = ({ alias, field, columns, value, bind, top, columnsLike }) => {
+      seen.push({ field, columns, value, top });
+      return `S(${alias}, ${bind('owner')}, ${top}, ${field === 'body' ? columnsLike() : 'x'})`;
+    };
+    const out = compile('text:Gas body:"Ölpreis %" subject:Gas (-text:q OR a)', {
+      userId: 7,
+      substring,
+    });
+    expect(out.sql).toBe(
+      '(S(m, ?, true, x) AND S(m, ?, true, m.body_text LIKE ?) AND m.subject ILIKE ?' +
+        " AND (((S(m, ?, false, x)) IS NOT TRUE) OR m.tsv @@ plainto_tsquery('simple', ?)))",
+    );
+    // the default test a caller can fall back on: lower-cased, metacharacters escaped
+    expect(out.bindings).toEqual(['owner', 'owner', '%ölpreis \\%%', '%Gas%', 'owner', 'a']);
+    expect(seen).toEqual([
+      { field: 'text', columns: ['body_text', 'header_text'], value: 'gas', top: true },
+      { field: 'body', columns: ['body_text'], value: 'ölpreis %', top: true },
+      { field: 'text', columns: ['body_text', 'header_text'], value: 'q', top: false },
+    ]);
+    expect(() => compileSql(parse('a'), { substring: 'message_chunks' })).toThrow(TypeError);
+  });
+
   test('alias', () => {
     const { sql } = compile('from:x in:Work', { alias: 'msg', userId: 1 });
     expect(sql).toBe(

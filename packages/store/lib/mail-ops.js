@@ -13,6 +13,7 @@ const { splitFlags } = require('@mailgate/readers');
 const { pageOf, SORT_DATE, SORT_DATE_TEXT } = require('./list-cache');
 const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
+const { chunksIn } = require('./chunks-sql');
 
 /*
  * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
@@ -361,7 +362,12 @@ const mailOps = {
     } else {
       const ast = typeof opts.query === 'string' ? parseQuery(opts.query) : opts.query;
       await this.checkQueryMailboxes(userId, ast);
-      const w = compileSql(ast, { alias: 'm', userId, words: wordsIn(userId) });
+      const w = compileSql(ast, {
+        alias: 'm',
+        userId,
+        words: wordsIn(userId),
+        substring: chunksIn(userId),
+      });
       selector = w.sql;
       selBindings = w.bindings;
     }

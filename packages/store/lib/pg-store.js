@@ -16,6 +16,7 @@ const { ListCache, pageOf } = require('./list-cache');
 const { planKeptUids } = require('./kept-uids');
 const { inMailbox, mustExist, isName } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
+const { chunksIn } = require('./chunks-sql');
 
 /**
  * The PostgreSQL backend of the storage interface. Every method takes the user id first and
@@ -234,11 +235,12 @@ class PgStore {
     const ast = typeof query === 'string' ? parseQuery(query) : query;
     await this.checkQueryMailboxes(userId, ast);
     const scope = opts.mailbox != null ? opts.mailbox : opts.mailboxId;
-    // In one mailbox (b.id below): word terms are looked up in it first (@mailgate/query words()).
+    // In one mailbox (b.id below): word and text terms are looked up in it first.
     const where = compileSql(ast, {
       alias: 'm',
       userId,
       words: wordsIn(userId, scope != null ? 'b.id' : undefined),
+      substring: chunksIn(userId, scope != null ? 'b.id' : undefined),
     });
     let rows;
     if (scope != null) {
@@ -591,9 +593,13 @@ class PgStore {
       `SELECT c.oid::regclass::text AS name FROM pg_inherits i
          JOIN pg_class c ON c.oid = i.inhrelid
          JOIN pg_am a ON a.oid = c.relam
-        WHERE a.amname = 'gin' AND (c.relname LIKE ? OR c.relname LIKE ?)
+        WHERE a.amname = 'gin' AND (c.relname LIKE ? OR c.relname LIKE ? OR c.relname LIKE ?)
         ORDER BY pg_relation_size(c.oid) DESC`,
-      [`messages\\_u${Number(userId)}\\_%`, `message\\_words\\_u${Number(userId)}\\_%`],
+      [
+        `messages\\_u${Number(userId)}\\_%`,
+        `message\\_words\\_u${Number(userId)}\\_%`,
+        `message\\_chunks\\_u${Number(userId)}\\_%`,
+      ],
     );
     const queue = r.rows.map((x) => x.name);
     const worker = async () => {
@@ -616,7 +622,9 @@ class PgStore {
     const id = Number(userId);
     if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
     // Identifiers cannot be bound parameters; the id is an integer checked above.
-    await this.knex.raw(`ANALYZE messages_u${id}, message_words_u${id}, message_sources_u${id}`);
+    await this.knex.raw(
+      `ANALYZE messages_u${id}, message_words_u${id}, message_chunks_u${id}, message_sources_u${id}`,
+    );
   }
 
   /**
@@ -630,7 +638,7 @@ class PgStore {
     const id = Number(userId);
     if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
     await this.knex.raw(
-      `VACUUM (ANALYZE) messages_u${id}, message_words_u${id}, message_sources_u${id}`,
+      `VACUUM (ANALYZE) messages_u${id}, message_words_u${id}, message_chunks_u${id}, message_sources_u${id}`,
     );
   }
 
@@ -768,13 +776,21 @@ async function createPartitions(trx, userId) {
   // toast_tuple_target 512 on messages: long search text goes out of line, rows stay small, and
   // the new version of a changed row fits its page (migrations/20261122040000_search_text_lower.js).
   // 128 on message_words: the tsvector out of line, the rows a word search visits tiny
-  // (migrations/20261125190000_message_words.js).
+  // (migrations/20261125190000_message_words.js). 8160 on message_chunks: pieces of text stay
+  // inline and uncompressed (migrations/20261125220000_message_chunks.js).
   const options = {
     messages:
       ' WITH (fillfactor = 50, toast_tuple_target = 512, autovacuum_analyze_scale_factor = 4)',
     message_words: ' WITH (toast_tuple_target = 128)',
+    message_chunks: ' WITH (toast_tuple_target = 8160)',
   };
-  for (const table of ['messages', 'message_words', 'message_sources', 'quarantine']) {
+  for (const table of [
+    'messages',
+    'message_words',
+    'message_chunks',
+    'message_sources',
+    'quarantine',
+  ]) {
     const opts = options[table] || '';
     await trx.raw(
       `CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})${opts}`,

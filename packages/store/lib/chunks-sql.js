@@ -1,0 +1,70 @@
+'use strict';
+
+/*
+ * How a substring term over the header or body text reads `message_chunks`: the lower-cased
+ * text cut into overlapping pieces, trigram-indexed (migrations/20261125220000_message_chunks.js,
+ * which says why). Passed to @mailgate/query compileSql as its `substring` option.
+ */
+
+// The migration's cut, repeated (a migration's text stays as it ran): a new piece every
+// PIECE_STEP bytes, each PIECE_STEP + PIECE_OVERLAP bytes long, both ends moved forward to a
+// character boundary. A pattern of up to EXACT_MAX bytes that occurs in a text lies whole
+// inside one piece.
+const PIECE_STEP = 1700;
+const PIECE_OVERLAP = 250;
+const EXACT_MAX = PIECE_OVERLAP + 1;
+
+const KIND = Object.freeze({ header_text: 0, body_text: 1 });
+
+const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+
+const likeEscape = (s) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The `substring` option of compileSql for one user's search.
+ * @param {number} userId the owner, bound: the subquery is then uncorrelated (see wordsIn)
+ * @param {string} [mailboxColumn] a column the surrounding query equates with the message's
+ *   mailbox (`b.id`): a term every hit must meet is then looked up in that one mailbox first
+ * @returns {Function} `({alias, columns, value, bind, top, columnsLike}) → SQL`
+ */
+function chunksIn(userId, mailboxColumn) {
+  const owner = Number(userId);
+  if (!Number.isInteger(owner)) throw new TypeError('chunksIn: integer user id required');
+  if (mailboxColumn !== undefined && !QUALIFIED_IDENT_RE.test(mailboxColumn)) {
+    throw new TypeError(`chunksIn: invalid mailbox column ${JSON.stringify(mailboxColumn)}`);
+  }
+  return ({ alias, columns, value, bind, top, columnsLike }) => {
+    const kinds = columns.map((c) => KIND[c]);
+    // An empty pattern matches every text, also an empty one (which has no pieces).
+    if (value === '' || kinds.some((k) => k === undefined)) return columnsLike();
+    // UTF-8 bytes, as the pieces are cut; a longer pattern probes with its longest prefix of
+    // whole characters that fits.
+    let probe = '';
+    let bytes = 0;
+    for (const ch of value) {
+      bytes += Buffer.byteLength(ch, 'utf8');
+      if (bytes > EXACT_MAX) break;
+      probe += ch;
+    }
+    // Placeholders are positional: bound in text order.
+    const u = bind(owner);
+    // Both kinds: no test (there are only the two). A kind is our constant, not user input.
+    const kind = kinds.length === 1 ? ` AND c.kind = ${kinds[0]}` : '';
+    let sql;
+    if (top && mailboxColumn) {
+      // The uids first, then messages probed by primary key (as wordsIn, same measurements).
+      sql =
+        `${alias}.uid = ANY(ARRAY(SELECT c.uid FROM message_chunks c WHERE c.user_id = ${u} ` +
+        `AND c.mailbox_id = ${mailboxColumn}${kind} AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)}))`;
+    } else {
+      sql =
+        `(${alias}.mailbox_id, ${alias}.uid) IN (SELECT c.mailbox_id, c.uid FROM message_chunks c ` +
+        `WHERE c.user_id = ${u}${kind} AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)})`;
+    }
+    // A longer pattern: its prefix finds the candidates (every text that holds the pattern
+    // holds it), the full text decides.
+    return probe === value ? sql : `(${sql} AND ${columnsLike()})`;
+  };
+}
+
+module.exports = { chunksIn, PIECE_STEP, PIECE_OVERLAP, EXACT_MAX };

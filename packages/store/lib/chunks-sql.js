@@ -1,5 +1,8 @@
 'use strict';
 
+const { likeEscape } = require('@mailgate/query');
+const { checkedOwner } = require('./words-sql');
+
 /*
  * How a substring term over the header or body text reads `message_chunks`: the lower-cased
  * text cut into overlapping pieces, trigram-indexed (migrations/20261125220000_message_chunks.js,
@@ -16,10 +19,6 @@ const EXACT_MAX = PIECE_OVERLAP + 1;
 
 const KIND = Object.freeze({ header_text: 0, body_text: 1 });
 
-const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
-
-const likeEscape = (s) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 /**
  * The `substring` option of compileSql for one user's search.
  * @param {number} userId the owner, bound: the subquery is then uncorrelated (see wordsIn)
@@ -28,11 +27,7 @@ const likeEscape = (s) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
  * @returns {Function} `({alias, columns, value, bind, top, columnsLike}) → SQL`
  */
 function chunksIn(userId, mailboxColumn) {
-  const owner = Number(userId);
-  if (!Number.isInteger(owner)) throw new TypeError('chunksIn: integer user id required');
-  if (mailboxColumn !== undefined && !QUALIFIED_IDENT_RE.test(mailboxColumn)) {
-    throw new TypeError(`chunksIn: invalid mailbox column ${JSON.stringify(mailboxColumn)}`);
-  }
+  const owner = checkedOwner('chunksIn', userId, mailboxColumn);
   return ({ alias, columns, value, bind, top, columnsLike }) => {
     const kinds = columns.map((c) => KIND[c]);
     // An empty pattern matches every text, also an empty one (which has no pieces).

@@ -19,11 +19,7 @@ const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/
  * @returns {(t: {alias: string, tsquery: () => string, bind: (v: any) => string, top: boolean}) => string}
  */
 function wordsIn(userId, mailboxColumn) {
-  const owner = Number(userId);
-  if (!Number.isInteger(owner)) throw new TypeError('wordsIn: integer user id required');
-  if (mailboxColumn !== undefined && !QUALIFIED_IDENT_RE.test(mailboxColumn)) {
-    throw new TypeError(`wordsIn: invalid mailbox column ${JSON.stringify(mailboxColumn)}`);
-  }
+  const owner = checkedOwner('wordsIn', userId, mailboxColumn);
   return ({ alias, tsquery, bind, top }) => {
     // Placeholders are positional: the owner's comes first in the text, so it is bound first.
     const u = bind(owner);
@@ -44,4 +40,21 @@ function wordsIn(userId, mailboxColumn) {
   };
 }
 
-module.exports = { wordsIn };
+/**
+ * The checks every search-term hook makes on its arguments (the mailbox column reaches the SQL
+ * text, so it must be an identifier).
+ * @param {string} who the hook's name, for the error
+ * @param {number} userId
+ * @param {string} [mailboxColumn]
+ * @returns {number} the owner as an integer
+ */
+function checkedOwner(who, userId, mailboxColumn) {
+  const owner = Number(userId);
+  if (!Number.isInteger(owner)) throw new TypeError(`${who}: integer user id required`);
+  if (mailboxColumn !== undefined && !QUALIFIED_IDENT_RE.test(mailboxColumn)) {
+    throw new TypeError(`${who}: invalid mailbox column ${JSON.stringify(mailboxColumn)}`);
+  }
+  return owner;
+}
+
+module.exports = { wordsIn, checkedOwner };

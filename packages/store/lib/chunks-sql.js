@@ -24,10 +24,13 @@ const KIND = Object.freeze({ header_text: 0, body_text: 1 });
  * @param {number} userId the owner, bound: the subquery is then uncorrelated (see wordsIn)
  * @param {string} [mailboxColumn] a column the surrounding query equates with the message's
  *   mailbox (`b.id`): a term every hit must meet is then looked up in that one mailbox first
+ * @param {{alone?: {answered: boolean}}} [opts] alone: as wordsIn's; a term the pieces answer
+ *   exactly (a pattern of 1 to EXACT_MAX bytes) becomes the bare `SELECT DISTINCT uid`, any
+ *   other the usual test (and `alone.answered` stays unset)
  * @returns {Function} `({alias, columns, value, bind, top, columnsLike}) → SQL`
  */
-function chunksIn(userId, mailboxColumn) {
-  const owner = checkedOwner('chunksIn', userId, mailboxColumn);
+function chunksIn(userId, mailboxColumn, opts = {}) {
+  const owner = checkedOwner('chunksIn', userId, mailboxColumn, opts.alone);
   return ({ alias, columns, value, bind, top, columnsLike }) => {
     const kinds = columns.map((c) => KIND[c]);
     // An empty pattern matches every text, also an empty one (which has no pieces).
@@ -46,6 +49,13 @@ function chunksIn(userId, mailboxColumn) {
     // Both kinds: no test (there are only the two). A kind is our constant, not user input.
     const kind = kinds.length === 1 ? ` AND c.kind = ${kinds[0]}` : '';
     let sql;
+    if (opts.alone && probe === value) {
+      opts.alone.answered = true;
+      return (
+        `SELECT DISTINCT c.uid FROM message_chunks c WHERE c.user_id = ${u} ` +
+        `AND c.mailbox_id = ${mailboxColumn}${kind} AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)}`
+      );
+    }
     if (top && mailboxColumn) {
       // The uids first, then messages probed by primary key (as wordsIn, same measurements).
       sql =

@@ -462,7 +462,7 @@ const mailOps = {
       // The ES delete is queued here, with the hide: purgeExpunged() only removes rows
       // already hidden, so it needs no outbox rows of its own.
       if (this.outbox) await writeOutbox(trx, userId, mailboxId, uids, modseq, 'delete');
-      await bumpModseq(trx, userId, mailboxId, modseq);
+      await bumpModseq(trx, userId, mailboxId, modseq, uids.length);
       return { expunged: uids, highestModseq: modseq, mailboxId };
     });
   },
@@ -492,7 +492,7 @@ const mailOps = {
       const restored = r.rows.map((x) => Number(x.uid)).sort((a, b) => a - b);
       if (!restored.length) return { restored, highestModseq: Number(mb.highestmodseq) };
       if (this.outbox) await writeOutbox(trx, userId, mailboxId, restored, modseq, 'index');
-      await bumpModseq(trx, userId, mailboxId, modseq);
+      await bumpModseq(trx, userId, mailboxId, modseq, -restored.length);
       return { restored, highestModseq: modseq };
     });
   },
@@ -511,38 +511,53 @@ const mailOps = {
     let total = 0;
     for (;;) {
       if (opts.signal && opts.signal.aborted) break;
-      const r = await this.knex.raw(
-        `WITH victims AS (
-           SELECT uid FROM messages
-            WHERE user_id = ? AND mailbox_id = ? AND expunged ORDER BY uid LIMIT ?
-         ), dm AS (
-           DELETE FROM messages m USING victims v
-            WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid AND m.expunged
-           RETURNING m.uid, m.modseq
-         ), tomb AS (
-           -- changesSince() still reports these uids as expunged after the purge.
-           INSERT INTO expunged_uids (user_id, mailbox_id, uid, modseq)
-           SELECT ?, ?, uid, modseq FROM dm
-           ON CONFLICT (user_id, mailbox_id, uid) DO UPDATE SET modseq = EXCLUDED.modseq
-         ), ds AS (
-           DELETE FROM message_sources s USING dm
-            WHERE s.user_id = ? AND s.mailbox_id = ? AND s.uid = dm.uid
-           RETURNING 1
-         )
-         SELECT (SELECT count(*) FROM dm)::int AS purged, (SELECT count(*) FROM ds)::int AS sources`,
-        [userId, mailboxId, size, userId, mailboxId, userId, mailboxId, userId, mailboxId],
-      );
-      const n = r.rows[0].purged;
+      const n = await this.knex.transaction(async (trx) => {
+        // The mailbox row first, as expunge, restoreExpunged and a MOVE take it: a purge that
+        // held deleted rows while waiting for it could deadlock with a restore of those rows.
+        const mb = await trx.raw(
+          'SELECT id FROM mailboxes WHERE user_id = ? AND id = ? FOR UPDATE',
+          [userId, mailboxId],
+        );
+        if (!mb.rows.length) return 0;
+        const r = await trx.raw(
+          `WITH victims AS (
+             SELECT uid FROM messages
+              WHERE user_id = ? AND mailbox_id = ? AND expunged ORDER BY uid LIMIT ?
+           ), dm AS (
+             DELETE FROM messages m USING victims v
+              WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid AND m.expunged
+             RETURNING m.uid, m.modseq
+           ), tomb AS (
+             -- changesSince() still reports these uids as expunged after the purge.
+             INSERT INTO expunged_uids (user_id, mailbox_id, uid, modseq)
+             SELECT ?, ?, uid, modseq FROM dm
+             ON CONFLICT (user_id, mailbox_id, uid) DO UPDATE SET modseq = EXCLUDED.modseq
+           ), ds AS (
+             DELETE FROM message_sources s USING dm
+              WHERE s.user_id = ? AND s.mailbox_id = ? AND s.uid = dm.uid
+             RETURNING 1
+           )
+           SELECT (SELECT count(*) FROM dm)::int AS purged, (SELECT count(*) FROM ds)::int AS sources`,
+          [userId, mailboxId, size, userId, mailboxId, userId, mailboxId, userId, mailboxId],
+        );
+        const purged = r.rows[0].purged;
+        // The hidden rows deleted here leave the mailbox's count in the same transaction
+        // (migrations/20261126000000_expunged_pending.js).
+        if (purged) {
+          await trx.raw(
+            `UPDATE mailboxes SET expunged_pending = expunged_pending - ?
+              WHERE user_id = ? AND id = ?`,
+            [purged, userId, mailboxId],
+          );
+        }
+        return purged;
+      });
       total += n;
       if (n < size) break;
     }
     return total;
   },
 
-  /**
-   * Mailboxes holding hidden rows not purged yet (after a crash or shutdown mid-purge).
-   * @returns {Promise<Array<{userId: number, mailboxId: number}>>}
-   */
   /**
    * A round trip to PostgreSQL for health checks, on a connection of its own so it never
    * waits behind pooled user work (health-probe.js).
@@ -569,6 +584,11 @@ const mailOps = {
     if (this.listViewCache) await this.listViewCache.settle();
   },
 
+  /**
+   * Mailboxes holding hidden rows not purged yet (after a crash or shutdown mid-purge), read
+   * from the rows themselves: this start-up safety net does not rely on `expunged_pending`.
+   * @returns {Promise<Array<{userId: number, mailboxId: number}>>}
+   */
   async pendingPurges() {
     const users = await this.knex('users').select('id');
     const out = [];
@@ -626,12 +646,17 @@ async function recordChange(store, trx, userId, mailboxId, uids, modseq, op = 'i
   await bumpModseq(trx, userId, mailboxId, modseq);
 }
 
-async function bumpModseq(trx, userId, mailboxId, modseq) {
-  await trx.raw('UPDATE mailboxes SET highestmodseq = ? WHERE id = ? AND user_id = ?', [
-    modseq,
-    mailboxId,
-    userId,
-  ]);
+/**
+ * Sets a mailbox's highest modseq; `hidden` rows changed their `expunged` state in the same
+ * transaction (positive: hidden now, negative: visible again), counted in `expunged_pending`
+ * (migrations/20261126000000_expunged_pending.js).
+ */
+async function bumpModseq(trx, userId, mailboxId, modseq, hidden = 0) {
+  await trx.raw(
+    `UPDATE mailboxes SET highestmodseq = ?, expunged_pending = expunged_pending + ?
+      WHERE id = ? AND user_id = ?`,
+    [modseq, hidden, mailboxId, userId],
+  );
 }
 
 module.exports = { mailOps, lockMailbox, writeOutbox, bumpModseq, recordChange };

@@ -383,13 +383,13 @@ const mailboxOps = {
       if (opts.move) {
         const src = await lockMailbox(trx, userId, srcId);
         const srcModseq = Number(src.highestmodseq) + 1;
-        await trx.raw(
+        const hidden = await trx.raw(
           `UPDATE messages SET expunged = true, modseq = ?
-            WHERE user_id = ? AND mailbox_id = ? AND uid = ANY(?::bigint[])`,
+            WHERE user_id = ? AND mailbox_id = ? AND uid = ANY(?::bigint[]) AND NOT expunged`,
           [srcModseq, userId, srcId, found],
         );
         if (this.outbox) await writeOutbox(trx, userId, srcId, found, srcModseq, 'delete');
-        await bumpModseq(trx, userId, srcId, srcModseq);
+        await bumpModseq(trx, userId, srcId, srcModseq, hidden.rowCount);
       }
       // After a move's expunge: a moved message is threaded without its source.
       await copyThreads(this, trx, userId, srcId, dstId, mapSql, mapArgs);

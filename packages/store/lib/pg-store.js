@@ -244,15 +244,21 @@ class PgStore {
     });
     let rows;
     if (scope != null) {
-      const found = await inMailbox(
-        this.knex,
-        userId,
-        scope,
-        `SELECT m.uid FROM messages m
-          WHERE m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged AND (${where.sql})
-          ORDER BY m.uid`,
-        [userId, ...where.bindings],
-      );
+      let inner = `SELECT m.uid FROM messages m
+          WHERE m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged AND (${where.sql})`;
+      let bindings = [userId, ...where.bindings];
+      const alone = aloneSql(userId, ast);
+      if (alone) {
+        // While the mailbox holds no hidden (expunged, not yet purged) row, the side table's
+        // uids are its live messages: the term's uids are the answer, without probing a
+        // messages row per hit (migrations/20261126000000_expunged_pending.js). One statement,
+        // one snapshot: the count and the rows agree. Each branch's condition on b is a
+        // one-time filter, so only one branch runs.
+        inner = `${inner} AND b.expunged_pending > 0
+          UNION ALL SELECT a.uid FROM (${alone.sql}) a WHERE b.expunged_pending = 0`;
+        bindings = [...bindings, ...alone.bindings];
+      }
+      const found = await inMailbox(this.knex, userId, scope, `${inner} ORDER BY uid`, bindings);
       mustExist(scope, found.mailbox);
       rows = found.rows.map((x) => ({ mailbox_id: x.mb_id, uid: x.uid }));
       if (isName(scope)) for (const x of rows) x.name = scope.name;
@@ -796,6 +802,25 @@ async function createPartitions(trx, userId) {
       `CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})${opts}`,
     );
   }
+}
+
+/**
+ * A query that is one word, phrase or substring term the side tables answer alone, compiled to
+ * its bare `SELECT uid` in the mailbox `b` (wordsIn/chunksIn `alone`); null for any other.
+ * @param {number} userId
+ * @param {object} ast
+ * @returns {{sql: string, bindings: any[]}|null}
+ */
+function aloneSql(userId, ast) {
+  if (!['word', 'phrase', 'substring'].includes(ast.type)) return null;
+  const alone = { answered: false };
+  const c = compileSql(ast, {
+    alias: 'm',
+    userId,
+    words: wordsIn(userId, 'b.id', { alone }),
+    substring: chunksIn(userId, 'b.id', { alone }),
+  });
+  return alone.answered ? c : null;
 }
 
 /**

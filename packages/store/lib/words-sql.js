@@ -16,13 +16,23 @@ const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/
  *   instead of once per row
  * @param {string} [mailboxColumn] a column the surrounding query equates with the message's
  *   mailbox (`b.id`): a term every hit must meet is then looked up in that one mailbox first
+ * @param {{alone?: {answered: boolean}}} [opts] alone: compile a query that is this one term
+ *   into the bare `SELECT uid` over the side table (needs mailboxColumn), and set
+ *   `alone.answered` (see pg-store search: used while the mailbox holds no hidden row)
  * @returns {(t: {alias: string, tsquery: () => string, bind: (v: any) => string, top: boolean}) => string}
  */
-function wordsIn(userId, mailboxColumn) {
-  const owner = checkedOwner('wordsIn', userId, mailboxColumn);
+function wordsIn(userId, mailboxColumn, opts = {}) {
+  const owner = checkedOwner('wordsIn', userId, mailboxColumn, opts.alone);
   return ({ alias, tsquery, bind, top }) => {
     // Placeholders are positional: the owner's comes first in the text, so it is bound first.
     const u = bind(owner);
+    if (opts.alone) {
+      opts.alone.answered = true;
+      return (
+        `SELECT w.uid FROM message_words w WHERE w.user_id = ${u} ` +
+        `AND w.mailbox_id = ${mailboxColumn} AND w.tsv @@ ${tsquery()}`
+      );
+    }
     if (top && mailboxColumn) {
       // The uids first (an InitPlan over the GIN index, once per mailbox), then messages probed
       // by primary key. With the IN form below the planner joins the whole partition instead
@@ -46,13 +56,17 @@ function wordsIn(userId, mailboxColumn) {
  * @param {string} who the hook's name, for the error
  * @param {number} userId
  * @param {string} [mailboxColumn]
+ * @param {object} [alone] the hook's `alone` option, which only works in one mailbox
  * @returns {number} the owner as an integer
  */
-function checkedOwner(who, userId, mailboxColumn) {
+function checkedOwner(who, userId, mailboxColumn, alone) {
   const owner = Number(userId);
   if (!Number.isInteger(owner)) throw new TypeError(`${who}: integer user id required`);
   if (mailboxColumn !== undefined && !QUALIFIED_IDENT_RE.test(mailboxColumn)) {
     throw new TypeError(`${who}: invalid mailbox column ${JSON.stringify(mailboxColumn)}`);
+  }
+  if (alone && mailboxColumn === undefined) {
+    throw new TypeError(`${who}: the alone option needs a mailbox column`);
   }
   return owner;
 }

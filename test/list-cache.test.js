@@ -375,6 +375,9 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
       .knex('messages')
       .where({ user_id: user.id, mailbox_id: box.id, uid: uids[1] })
       .update({ internal_date: '2001-05-06T07:08:09.123789Z', has_attachments: true });
+    // Rows edited behind the store's back (no modseq): the snapshot the import wrote is stale
+    // by construction, and no store path can make it so. Dropped.
+    await db.knex('list_snapshots').where({ user_id: user.id, mailbox_id: box.id }).del();
     const want = (await plain.scanHeaders(user.id, box.id)).map(listRowOf);
     expect(want[0].date).toBeNull();
     expect(want[0].internalDate).toBe('1969-12-31T23:59:59.999Z');
@@ -418,6 +421,7 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
 
   describe('the list view snapshot (list_snapshots): a store started with empty memory', () => {
     let snapId;
+    let importedSnapshot;
     // A store just started: nothing in memory.
     const fresh = () => new PgStore(db.knex, { listCacheRows: 1000 });
     const snapshotRow = (id = snapId) =>
@@ -451,6 +455,36 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
         mailbox: 'Snap',
       });
       snapId = (await plain.getMailbox(user.id, 'Snap')).id;
+      // The import wrote the snapshot as its last step (checked in the next test); removed so
+      // that the tests after it start from a mailbox that has none.
+      importedSnapshot = await snapshotRow();
+      await db.knex('list_snapshots').where({ user_id: user.id, mailbox_id: snapId }).del();
+    });
+
+    test('the import writes the snapshot as its last step: the first open after it reads one row', async () => {
+      const mb = await mailboxRow();
+      expect(importedSnapshot).toMatchObject({ format: 1, rows: 30 });
+      expect([importedSnapshot.modseq, importedSnapshot.uidvalidity]).toEqual([
+        mb.highestmodseq,
+        mb.uidvalidity,
+      ]);
+      expect(JSON.parse(importedSnapshot.body)).toEqual(await plain.scanList(user.id, snapId));
+      // Not kept in the importing store's memory: the serving process is usually another one.
+      expect(other.listViewCache.has(user.id, snapId)).toBe(false);
+      await db.knex('list_snapshots').insert(importedSnapshot);
+      try {
+        const { stats } = await coldList();
+        expect(stats).toMatchObject({ loads: 1, snapshots: 1, saved: 0 });
+      } finally {
+        await db.knex('list_snapshots').where({ user_id: user.id, mailbox_id: snapId }).del();
+      }
+      // Over the budget: none written, and the rows are not read.
+      const small = new PgStore(db.knex, { listCacheRows: 10 });
+      expect(await small.writeListSnapshot(user.id, snapId)).toBe(false);
+      expect(small.listViewCache.stats.loads).toBe(0);
+      expect(await snapshotRow()).toBeUndefined();
+      // Without a list view cache: nothing to write.
+      expect(await plain.writeListSnapshot(user.id, snapId)).toBe(false);
     });
 
     test('a full SQL load writes the snapshot in the background, settled by settleBackground', async () => {
@@ -491,7 +525,6 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
 
     test("another session's flag change, append, expunge, restore, rename, then hide+purge: the fresh store's answer equals SQL", async () => {
       const uids = (await plain.scanList(user.id, snapId)).map((r) => r.uid);
-      const at = (await snapshotRow()).modseq;
       // Each of these is the snapshot caught up by a delta (a small one: no new snapshot).
       await other.setFlags(user.id, snapId, { uids: uids.slice(0, 3), add: ['\\Seen', '$X'] });
       let r = await coldList();
@@ -502,6 +535,9 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
         user: 'lc',
         mailbox: 'Snap',
       });
+      // except the import, which writes its own as its last step
+      const at = (await snapshotRow()).modseq;
+      expect(at).toBe((await mailboxRow()).highestmodseq);
       r = await coldList();
       expect(r.stats.snapshots).toBe(1);
       expect(r.got).toHaveLength(32);

@@ -92,7 +92,14 @@ async function importPlan(run, plan) {
   await store.cleanGinPending(user.id);
   t = run.lap('ginMergeMs', t);
   await store.analyzeUser(user.id);
-  run.lap('analyzeMs', t);
+  t = run.lap('analyzeMs', t);
+  // The list view of each mailbox this source added mail to, written once now (the store's
+  // list snapshot): the first open after the import reads it instead of every row.
+  for (const name of run.written) {
+    if (store.writeListSnapshot) await store.writeListSnapshot(user.id, await run.mailboxId(name));
+  }
+  run.written.clear();
+  run.lap('snapshotMs', t);
   await store.finishJob(job.id, { messages: position.lastIndex + 1 });
 }
 
@@ -280,6 +287,7 @@ class ImportRun {
     };
     this.perMailbox = new Map();
     this.mailboxIds = new Map();
+    this.written = new Set(); // mailboxes given new rows since the last list snapshots
     this.uidsNotKept = new Set();
     this.sourceNumbering = new Map(); // mailbox → the source's {uidValidity, uidNext}
     this.onSkip = (p, reason) => {
@@ -362,6 +370,7 @@ class ImportRun {
     for (const m of messages) attempted.set(m.mailbox, (attempted.get(m.mailbox) || 0) + 1);
     for (const [name, n] of attempted) {
       const fresh = r.perMailbox.get(this.mailboxIds.get(name)) || 0;
+      if (fresh) this.written.add(name);
       this.stat(name).imported += fresh;
       this.stat(name).duplicates += n - fresh;
     }

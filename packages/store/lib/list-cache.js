@@ -337,6 +337,31 @@ class ListCache {
     return e;
   }
 
+  /**
+   * Writes a mailbox's snapshot now, from its rows read by SQL, and waits for the write: after
+   * an import the first open then reads one row instead of building the list (as Dovecot's
+   * first open reads the index its delivery built). The rows are not kept in memory: the
+   * process serving the mailbox is usually another one. A mailbox over the budget gets none
+   * (its rows are counted first, so memory stays within the budget).
+   * @returns {Promise<boolean>} whether a snapshot was written
+   */
+  async writeSnapshot(knex, userId, mailboxId) {
+    if (!this.persist) return false;
+    const n = (
+      await knex.raw(
+        `SELECT count(*)::int AS n FROM messages
+          WHERE user_id = ? AND mailbox_id = ? AND NOT expunged`,
+        [userId, mailboxId],
+      )
+    ).rows[0].n;
+    if (n > this.maxRows) return false;
+    const saved = this.stats.saved;
+    await this.load(knex, userId, mailboxId, false);
+    const key = `${userId}:${mailboxId}`;
+    while (this.saves.has(key)) await this.saves.get(key);
+    return this.stats.saved > saved;
+  }
+
   /** An entry from a snapshot row read by load (parsed here, after its transaction), or null. */
   fromSnapshot(s, uidvalidity) {
     let rows;

@@ -54,6 +54,7 @@ async function runImport(opts) {
       await importPlan(run, plan);
       if (run.report.interrupted) break;
     }
+    if (!run.report.interrupted) await writeListSnapshots(run);
   } finally {
     await run.close();
   }
@@ -92,15 +93,32 @@ async function importPlan(run, plan) {
   await store.cleanGinPending(user.id);
   t = run.lap('ginMergeMs', t);
   await store.analyzeUser(user.id);
-  t = run.lap('analyzeMs', t);
-  // The list view of each mailbox this source added mail to, written once now (the store's
-  // list snapshot): the first open after the import reads it instead of every row.
-  for (const name of run.written) {
-    if (store.writeListSnapshot) await store.writeListSnapshot(user.id, await run.mailboxId(name));
-  }
-  run.written.clear();
-  run.lap('snapshotMs', t);
+  run.lap('analyzeMs', t);
   await store.finishJob(job.id, { messages: position.lastIndex + 1 });
+}
+
+/**
+ * The list view of each mailbox the run added mail to, written once at the end (the store's
+ * list snapshot): the first open after the import reads one row instead of every message. An
+ * optimisation only: a failure is logged and counted in the report's warnings, the mail stays
+ * imported.
+ */
+async function writeListSnapshots(run) {
+  const { store, user, opts } = run;
+  if (!store.writeListSnapshot) return;
+  const t = run.clock();
+  for (const name of run.written) {
+    try {
+      await store.writeListSnapshot(user.id, await run.mailboxId(name));
+    } catch (err) {
+      opts.log?.warn({ mailbox: name, code: err.code }, 'list snapshot not written');
+      run.report.warnings.push({
+        code: 'LIST_SNAPSHOT_FAILED',
+        message: `The list view of ${name} was not saved; its first open reads every message`,
+      });
+    }
+  }
+  run.lap('snapshotMs', t);
 }
 
 /**
@@ -287,7 +305,7 @@ class ImportRun {
     };
     this.perMailbox = new Map();
     this.mailboxIds = new Map();
-    this.written = new Set(); // mailboxes given new rows since the last list snapshots
+    this.written = new Set(); // mailboxes given new rows (writeListSnapshots)
     this.uidsNotKept = new Set();
     this.sourceNumbering = new Map(); // mailbox → the source's {uidValidity, uidNext}
     this.onSkip = (p, reason) => {

@@ -290,10 +290,11 @@ class ListCache {
 
   /**
    * A full load: from the persisted snapshot when there is a usable one (as is, or caught up
-   * by a delta), else every row by SQL (and then a snapshot written in the background).
+   * by a delta), else every row by SQL (and then a snapshot written in the background, unless
+   * `save` is false).
    * @returns {Promise<{modseq: number, uidvalidity: number, list: object[], unsaved: number}>}
    */
-  async load(knex, userId, mailboxId, snapshot = Boolean(this.persist)) {
+  async load(knex, userId, mailboxId, snapshot = Boolean(this.persist), save = true) {
     const got = await inSnapshot(knex, userId, mailboxId, async (trx, at) => {
       if (snapshot && at.uidvalidity) {
         // A snapshot ahead of the mailbox cannot be (modseq only grows): not used if it were.
@@ -333,7 +334,7 @@ class ListCache {
       list: got.rows.map((x) => this.rowOf(x)),
       unsaved: 0,
     };
-    if (this.persist && got.uidvalidity) this.save(knex, userId, mailboxId, e);
+    if (save && this.persist && got.uidvalidity) this.save(knex, userId, mailboxId, e);
     return e;
   }
 
@@ -343,7 +344,7 @@ class ListCache {
    * first open reads the index its delivery built). The rows are not kept in memory: the
    * process serving the mailbox is usually another one. A mailbox over the budget gets none
    * (its rows are counted first, so memory stays within the budget).
-   * @returns {Promise<boolean>} whether a snapshot was written
+   * @returns {Promise<boolean>} whether the mailbox now has a snapshot at least this new
    */
   async writeSnapshot(knex, userId, mailboxId) {
     if (!this.persist) return false;
@@ -355,11 +356,19 @@ class ListCache {
       )
     ).rows[0].n;
     if (n > this.maxRows) return false;
-    const saved = this.stats.saved;
-    await this.load(knex, userId, mailboxId, false);
-    const key = `${userId}:${mailboxId}`;
-    while (this.saves.has(key)) await this.saves.get(key);
-    return this.stats.saved > saved;
+    // Written here, not in the background: the caller waits, and errors reach it.
+    const e = await this.load(knex, userId, mailboxId, false, false);
+    if (!e.uidvalidity || e.list.length > this.maxRows) return false;
+    await knex.raw(SAVE_SQL, [
+      userId,
+      mailboxId,
+      e.uidvalidity,
+      e.modseq,
+      this.persist.format,
+      e.list.length,
+      await jsonInSlices(e.list),
+    ]);
+    return true;
   }
 
   /** An entry from a snapshot row read by load (parsed here, after its transaction), or null. */

@@ -542,10 +542,20 @@ const mailOps = {
         );
         const purged = r.rows[0].purged;
         // The hidden rows deleted here leave the mailbox's count in the same transaction
-        // (migrations/20261126000000_expunged_pending.js).
-        if (purged) {
+        // (migrations/20261126000000_expunged_pending.js). The last batch counts what is left
+        // instead, under the lock: a count that went wrong (rows hidden by hand, or by a
+        // process older than the count) is repaired by the next purge, and a batch never
+        // takes it below zero (the CHECK would roll the purge back, every time).
+        if (purged < size) {
           await trx.raw(
-            `UPDATE mailboxes SET expunged_pending = expunged_pending - ?
+            `UPDATE mailboxes SET expunged_pending = (SELECT count(*) FROM messages
+                WHERE user_id = ? AND mailbox_id = ? AND expunged)
+              WHERE user_id = ? AND id = ?`,
+            [userId, mailboxId, userId, mailboxId],
+          );
+        } else {
+          await trx.raw(
+            `UPDATE mailboxes SET expunged_pending = greatest(expunged_pending - ?, 0)
               WHERE user_id = ? AND id = ?`,
             [purged, userId, mailboxId],
           );
@@ -587,6 +597,7 @@ const mailOps = {
   /**
    * Mailboxes holding hidden rows not purged yet (after a crash or shutdown mid-purge), read
    * from the rows themselves: this start-up safety net does not rely on `expunged_pending`.
+   * Mailboxes whose count is above 0 are listed too, so that a purge recounts them.
    * @returns {Promise<Array<{userId: number, mailboxId: number}>>}
    */
   async pendingPurges() {
@@ -594,10 +605,11 @@ const mailOps = {
     const out = [];
     for (const u of users) {
       const r = await this.knex.raw(
-        'SELECT DISTINCT mailbox_id FROM messages WHERE user_id = ? AND expunged',
-        [u.id],
+        `SELECT DISTINCT mailbox_id FROM messages WHERE user_id = ? AND expunged
+         UNION SELECT id FROM mailboxes WHERE user_id = ? AND expunged_pending > 0`,
+        [u.id, u.id],
       );
-      for (const row of r.rows) out.push({ userId: u.id, mailboxId: row.mailbox_id });
+      for (const row of r.rows) out.push({ userId: u.id, mailboxId: Number(row.mailbox_id) });
     }
     return out;
   },

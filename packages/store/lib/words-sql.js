@@ -16,9 +16,10 @@ const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/
  *   instead of once per row
  * @param {string} [mailboxColumn] a column the surrounding query equates with the message's
  *   mailbox (`b.id`): a term every hit must meet is then looked up in that one mailbox first
- * @param {{alone?: {answered: boolean}}} [opts] alone: compile a query that is this one term
- *   into the bare `SELECT uid` over the side table (needs mailboxColumn), and set
- *   `alone.answered` (see pg-store search: used while the mailbox holds no hidden row)
+ * @param {{alone?: {answered: boolean}}} [opts] alone: for a query that is this one term and
+ *   nothing else (the caller checks: the hook returns a whole `SELECT uid` over the side
+ *   table, which is no condition and cannot stand under AND, OR or NOT); needs mailboxColumn;
+ *   sets `alone.answered` (pg-store search uses it while the mailbox holds no hidden row)
  * @returns {(t: {alias: string, tsquery: () => string, bind: (v: any) => string, top: boolean}) => string}
  */
 function wordsIn(userId, mailboxColumn, opts = {}) {

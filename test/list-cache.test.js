@@ -1,7 +1,14 @@
 'use strict';
 
 const path = require('node:path');
-const { PgStore, listRowOf, byName } = require('@mailgate/store');
+const {
+  PgStore,
+  listRowOf,
+  byName,
+  LIST_FORMAT,
+  packListRow,
+  unpackListRow,
+} = require('@mailgate/store');
 const { useCliSuite } = require('./support/db');
 const { msg, importMessages } = require('./support/mail');
 
@@ -463,12 +470,14 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
 
     test('the import writes the snapshot as its last step: the first open after it reads one row', async () => {
       const mb = await mailboxRow();
-      expect(importedSnapshot).toMatchObject({ format: 1, rows: 30 });
+      expect(importedSnapshot).toMatchObject({ format: LIST_FORMAT, rows: 30 });
       expect([importedSnapshot.modseq, importedSnapshot.uidvalidity]).toEqual([
         mb.highestmodseq,
         mb.uidvalidity,
       ]);
-      expect(JSON.parse(importedSnapshot.body)).toEqual(await plain.scanList(user.id, snapId));
+      expect(JSON.parse(importedSnapshot.body).map(unpackListRow)).toEqual(
+        await plain.scanList(user.id, snapId),
+      );
       // Not kept in the importing store's memory: the serving process is usually another one.
       expect(other.listViewCache.has(user.id, snapId)).toBe(false);
       await db.knex('list_snapshots').insert(importedSnapshot);
@@ -499,9 +508,11 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
       expect(s.listViewCache.stats).toMatchObject({ saved: 1, saveErrors: 0 });
       const row = await snapshotRow();
       const mb = await mailboxRow();
-      expect(row).toMatchObject({ format: 1, rows: 30 });
+      expect(row).toMatchObject({ format: LIST_FORMAT, rows: 30 });
       expect([row.modseq, row.uidvalidity]).toEqual([mb.highestmodseq, mb.uidvalidity]);
-      expect(JSON.parse(row.body)).toEqual(list);
+      // Each row stored packed (an array), and unpacked to the very row.
+      expect(JSON.parse(row.body)).toEqual(list.map(packListRow));
+      expect(JSON.parse(row.body).map(unpackListRow)).toEqual(list);
       // A mailbox over the cache budget is never cached, so never snapshotted.
       const small = new PgStore(db.knex, { listCacheRows: 10 });
       await small.scanList(user.id, snapId);
@@ -576,14 +587,14 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
 
     test('a snapshot of another format or UIDVALIDITY is not used: the rows are read by SQL', async () => {
       const other2 = fresh();
-      other2.listViewCache.persist.format = 2; // as after a change of listRow's shape
+      other2.listViewCache.persist.format = LIST_FORMAT + 1; // as after a change of listRow's shape
       let r = await coldList(snapId, other2);
       expect(r.stats).toMatchObject({ loads: 1, snapshots: 0, saved: 1 });
-      // Replaced at the same modseq (another format), and read back by format 2 only.
-      expect((await snapshotRow()).format).toBe(2);
+      // Replaced at the same modseq (another format), and read back by that format only.
+      expect((await snapshotRow()).format).toBe(LIST_FORMAT + 1);
       r = await coldList();
       expect(r.stats).toMatchObject({ snapshots: 0, saved: 1 });
-      expect((await snapshotRow()).format).toBe(1);
+      expect((await snapshotRow()).format).toBe(LIST_FORMAT);
       expect((await coldList()).stats.snapshots).toBe(1);
       // A new UIDVALIDITY (the uids of the snapshot mean nothing any more).
       await db
@@ -602,7 +613,28 @@ describe('list cache: exact by modseq under other sessions’ changes', () => {
       const many = Array.from({ length: 2501 }, (_, i) => ({ ...rows[i % 3], uid: i + 1 }));
       for (const list of [[], rows, many.slice(0, 1000), many]) {
         expect(await jsonInSlices(list)).toBe(JSON.stringify(list));
+        expect(await jsonInSlices(list, packListRow)).toBe(JSON.stringify(list.map(packListRow)));
       }
+    });
+
+    test('a snapshot whose rows cannot be unpacked is not used: the rows are read by SQL', async () => {
+      const row = await snapshotRow();
+      const body = JSON.parse(row.body);
+      body[1] = body[1].slice(0, 10);
+      await db
+        .knex('list_snapshots')
+        .where({ user_id: user.id, mailbox_id: snapId })
+        .update({ body: JSON.stringify(body) });
+      try {
+        const r = await coldList();
+        expect(r.stats).toMatchObject({ loads: 1, snapshots: 0 });
+      } finally {
+        await db
+          .knex('list_snapshots')
+          .where({ user_id: user.id, mailbox_id: snapId })
+          .update({ body: row.body });
+      }
+      expect((await coldList()).stats.snapshots).toBe(1);
     });
 
     test('a deleted mailbox leaves no snapshot row, even with a write racing the delete', async () => {

@@ -289,6 +289,12 @@ d('mbox next to dovecot-lda and procmail', () => {
         if (state === 'new' && victims.has(m.id)) expect(found.has(m.id)).toBe(false);
         else expect(found.get(m.id).equals(normalized(m.raw))).toBe(true);
       }
+      // Anything else in the file is named, with its start, before the count is checked.
+      const known = new Set([...base.map((m) => m.id), arrival.id]);
+      const strays = [...found].filter(([id]) => !known.has(id));
+      expect(
+        strays.map(([id, raw]) => ({ run, state, id, start: raw.subarray(0, 300).toString() })),
+      ).toEqual([]);
       expect(found.size).toBe(base.length + 1 - (state === 'new' ? victims.size : 0));
       expect(fs.readdirSync(dir).filter((n) => /mailgate/.test(n))).toEqual([]);
     }

@@ -107,21 +107,30 @@ function inSnapshot(knex, userId, mailboxId, read) {
 class ListCache {
   /**
    * @param {{maxRows: number, select: string, toRow: (r: object) => object,
-   *   dateKeys?: boolean, queryOptions?: object, persist?: {format: number}}} o
+   *   dateKeys?: boolean, queryOptions?: object,
+   *   persist?: {format: number, pack?: Function, unpack?: Function}}} o
    *   select: the row's columns (alias m), toRow: the store's row builder; dateKeys: false
    *   for rows never paged in date order (datePage then always answers null); queryOptions:
    *   node-postgres options of the row reads (e.g. TEXT_TYPES, which toRow then parses);
    *   persist: keep a snapshot of the rows in `list_snapshots` (see the module comment), for
    *   rows that JSON round-trips exactly (plain strings, numbers, booleans, null, arrays and
    *   objects of them) and without date keys (a snapshot's rows carry none: date pages of them
-   *   would go to SQL); format: the rows' shape, a snapshot of another format is not used
+   *   would go to SQL); format: the rows' shape, a snapshot of another format is not used;
+   *   pack/unpack: a row as stored in the snapshot's JSON and back (unpack returns null for a
+   *   value it cannot read: the snapshot is then not used); default the row itself
    */
   constructor(o) {
     this.maxRows = o.maxRows;
     this.select = o.dateKeys === false ? o.select : `${o.select}, ${DATE_KEY_COLUMNS}`;
     this.toRow = o.toRow;
     this.queryOptions = o.queryOptions || null;
-    this.persist = o.persist ? { format: o.persist.format } : null;
+    this.persist = o.persist
+      ? {
+          format: o.persist.format,
+          pack: o.persist.pack || null,
+          unpack: o.persist.unpack || ((row) => row),
+        }
+      : null;
     this.saves = new Map(); // key -> background snapshot write in flight (settle awaits it)
     this.toSave = new Map(); // key -> the newest snapshot waiting for that write
     // Cached row -> its SORT_DATE_TEXT (safe ones only), and row list -> its rows in date
@@ -366,7 +375,7 @@ class ListCache {
       e.modseq,
       this.persist.format,
       e.list.length,
-      await jsonInSlices(e.list),
+      await jsonInSlices(e.list, this.persist.pack),
     ]);
     return true;
   }
@@ -381,12 +390,13 @@ class ListCache {
     }
     if (!Array.isArray(rows) || rows.length !== Number(s.rows)) return null;
     const same = (row) => row;
-    return {
-      modseq: Number(s.modseq),
-      uidvalidity,
-      list: rows.map((row) => this.rowOf(row, same)),
-      unsaved: 0,
-    };
+    const list = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = this.persist.unpack(rows[i]);
+      if (!row) return null;
+      list[i] = this.rowOf(row, same);
+    }
+    return { modseq: Number(s.modseq), uidvalidity, list, unsaved: 0 };
   }
 
   /**
@@ -417,7 +427,7 @@ class ListCache {
             s.modseq,
             this.persist.format,
             s.list.length,
-            await jsonInSlices(s.list),
+            await jsonInSlices(s.list, this.persist.pack),
           ]);
           this.stats.saved++;
           this.stats.saveMs = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -663,17 +673,19 @@ class ListCache {
 const SLICE_ROWS = 1000;
 
 /**
- * JSON.stringify(list), a slice of rows per event-loop turn: all 21,282 list rows of Enron
- * large at once hold the loop ~40 ms, which the next request (the first warm read after the
- * load that wrote) would wait for.
+ * JSON.stringify(list) (of each row packed, with `pack`), a slice of rows per event-loop turn:
+ * all 21,282 list rows of Enron large at once hold the loop ~40 ms, which the next request
+ * (the first warm read after the load that wrote) would wait for.
  * @param {ReadonlyArray<object>} list
+ * @param {Function|null} [pack] the row as stored (ListCache persist.pack)
  * @returns {Promise<string>}
  */
-async function jsonInSlices(list) {
+async function jsonInSlices(list, pack = null) {
   const parts = [];
   for (let i = 0; i < list.length; i += SLICE_ROWS) {
     if (i) await new Promise((resolve) => setImmediate(resolve));
-    parts.push(JSON.stringify(list.slice(i, i + SLICE_ROWS)).slice(1, -1));
+    const slice = list.slice(i, i + SLICE_ROWS);
+    parts.push(JSON.stringify(pack ? slice.map(pack) : slice).slice(1, -1));
   }
   return `[${parts.join(',')}]`;
 }

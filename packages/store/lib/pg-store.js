@@ -11,6 +11,8 @@ const {
   headerRow,
   headerJson,
   listRow,
+  packListRow,
+  unpackListRow,
 } = require('./header-row');
 const { ListCache, pageOf } = require('./list-cache');
 const { planKeptUids } = require('./kept-uids');
@@ -49,7 +51,7 @@ class PgStore {
             toRow: listRow,
             dateKeys: false,
             queryOptions: { types: TEXT_TYPES },
-            persist: { format: LIST_FORMAT },
+            persist: { format: LIST_FORMAT, pack: packListRow, unpack: unpackListRow },
           })
         : null;
   }

@@ -357,27 +357,29 @@ class ListCache {
    */
   async writeSnapshot(knex, userId, mailboxId) {
     if (!this.persist) return false;
-    const n = (
-      await knex.raw(
-        `SELECT count(*)::int AS n FROM messages
-          WHERE user_id = ? AND mailbox_id = ? AND NOT expunged`,
-        [userId, mailboxId],
-      )
-    ).rows[0].n;
+    const n = (await knex.raw(COUNT_SQL, [userId, mailboxId])).rows[0].n;
     if (n > this.maxRows) return false;
     // Written here, not in the background: the caller waits, and errors reach it.
     const e = await this.load(knex, userId, mailboxId, false, false);
     if (!e.uidvalidity || e.list.length > this.maxRows) return false;
+    await this.writeRow(knex, userId, mailboxId, e);
+    return true;
+  }
+
+  /**
+   * The snapshot row of `s` ({modseq, uidvalidity, list}) upserted (SAVE_SQL: never over a
+   * newer one).
+   */
+  async writeRow(knex, userId, mailboxId, s) {
     await knex.raw(SAVE_SQL, [
       userId,
       mailboxId,
-      e.uidvalidity,
-      e.modseq,
+      s.uidvalidity,
+      s.modseq,
       this.persist.format,
-      e.list.length,
-      await jsonInSlices(e.list, this.persist.pack),
+      s.list.length,
+      await jsonInSlices(s.list, this.persist.pack),
     ]);
-    return true;
   }
 
   /** An entry from a snapshot row read by load (parsed here, after its transaction), or null. */
@@ -420,15 +422,7 @@ class ListCache {
         this.toSave.delete(key);
         const t0 = process.hrtime.bigint();
         try {
-          await knex.raw(SAVE_SQL, [
-            userId,
-            mailboxId,
-            s.uidvalidity,
-            s.modseq,
-            this.persist.format,
-            s.list.length,
-            await jsonInSlices(s.list, this.persist.pack),
-          ]);
+          await this.writeRow(knex, userId, mailboxId, s);
           this.stats.saved++;
           this.stats.saveMs = Number(process.hrtime.bigint() - t0) / 1e6;
         } catch {

@@ -6,7 +6,7 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const { Readable } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
-const { MboxSplitter, formatMboxEntry } = require('@mailgate/readers');
+const { MboxSplitter, formatMboxEntry, isFromLine } = require('@mailgate/readers');
 
 /*
  * The in-place rewrite of an mbox file and its crash recovery. Owns the journal file next to the
@@ -37,8 +37,12 @@ const { MboxSplitter, formatMboxEntry } = require('@mailgate/readers');
  * content key (the message without the status-family headers) is one of the journal's new
  * messages or of the old ones it replaces is ours and is dropped, and so is the cut-short copy of
  * a journal message (a prefix of it); everything else is mail that arrived after the crash and is
- * kept. The result (prefix, the journal's messages, the arrivals) is written by the same journaled
- * rewrite, so a crash during recovery recovers too. Cost of a crash: the arrivals end up after
+ * kept. A writer appending after a cut-short line ends that line but writes no empty line before
+ * its From_ line (dovecot-lda), so the part after the prefix is split at From_ lines at any line
+ * start (MboxSplitter anyLine: both sides quote From_ lines in bodies), and a cut inside the
+ * journal's first From_ line, which a normal split leaves inside the prefix's last message, is
+ * found there and dropped (cutFromLine). The result (prefix, the journal's messages, the
+ * arrivals) is written by the same journaled rewrite, so a crash during recovery recovers too. Cost of a crash: the arrivals end up after
  * the rewritten messages, and the rewritten messages get new positions (uids). Nothing is lost;
  * a message whose content is byte-identical to one of ours (a duplicate delivery of it) is taken
  * for ours.
@@ -98,15 +102,16 @@ const keyOf = (raw) => crypto.createHash('sha1').update(normalized(raw)).digest(
  * before the first From_ line, which has `entry.error`).
  * @param {import('node:stream').Readable} input
  */
-async function* splitStream(input) {
-  const splitter = new MboxSplitter();
+async function* splitStream(input, opts) {
+  const splitter = new MboxSplitter(opts);
   const done = pipeline(input, splitter);
   done.catch(() => {}); // surfaced below
   for await (const entry of splitter) yield entry;
   await done;
 }
 
-const fileEntries = (file) => splitStream(fs.createReadStream(file, { highWaterMark: 1 << 20 }));
+const fileEntries = (file, start = 0, opts) =>
+  splitStream(fs.createReadStream(file, { highWaterMark: 1 << 20, start }), opts);
 
 async function fsyncPath(p) {
   const h = await fsp.open(p, 'r');
@@ -279,6 +284,11 @@ async function rewriteInPlace(file, fd, fn) {
  * next From_ line.
  */
 function isFragmentOf(a, b) {
+  // Another writer that appends after the cut ends its line first, and Dovecot may add its
+  // status headers after it (normalized drops those, not the line end before them).
+  let end = a.length;
+  while (end > 0 && (a[end - 1] === 0x0a || a[end - 1] === 0x0d)) end--;
+  a = a.subarray(0, end);
   const lastNl = a.lastIndexOf(0x0a);
   const whole = lastNl < 0 ? Buffer.alloc(0) : a.subarray(0, lastNl + 1);
   if (whole.length <= b.length && b.subarray(0, whole.length).equals(whole)) return true;
@@ -287,6 +297,51 @@ function isFragmentOf(a, b) {
     return /^(\r?\n)*(F|Fr|Fro|From|From [^\n]*)?$/.test(rest);
   }
   return false;
+}
+
+/* The journal body's first line (a From_ line), without its line ending; null when empty. */
+async function journalFirstLine(file, bodyLength) {
+  if (!bodyLength) return null;
+  const head = await readRange(journalPaths(file).journal, 0, Math.min(bodyLength, 4096));
+  const nl = head.indexOf(0x0a);
+  const line = nl < 0 ? head : head.subarray(0, nl);
+  return line.length && line[line.length - 1] === 0x0d ? line.subarray(0, -1) : line;
+}
+
+async function readRange(file, start, end) {
+  const fh = await fsp.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(end - start);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, start);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+/*
+ * Where, in `bytes` (the prefix's last entry), a cut-short copy of `firstLine` starts: a line
+ * after an empty line (or at the start) that is a non-empty prefix of it, followed by
+ * the end or by a valid From_ line (an arrival). -1 when there is none.
+ */
+function cutFromLine(bytes, firstLine) {
+  for (let i = bytes.indexOf(0x46); i >= 0; i = bytes.indexOf(0x46, i + 1)) {
+    const blankBefore =
+      i === 0 ||
+      (bytes[i - 1] === 0x0a &&
+        (bytes[i - 2] === 0x0a || (bytes[i - 2] === 0x0d && bytes[i - 3] === 0x0a)));
+    if (!blankBefore) continue;
+    const nl = bytes.indexOf(0x0a, i);
+    const le = nl < 0 ? bytes.length : nl + 1;
+    let line = bytes.subarray(i, nl < 0 ? bytes.length : nl);
+    if (line.length && line[line.length - 1] === 0x0d) line = line.subarray(0, -1);
+    if (!line.length || line.length > firstLine.length) continue;
+    if (!firstLine.subarray(0, line.length).equals(line)) continue;
+    if (le === bytes.length) return i;
+    const next = bytes.indexOf(0x0a, le);
+    if (isFromLine(bytes.subarray(le, next < 0 ? bytes.length : next + 1))) return i;
+  }
+  return -1;
 }
 
 /**
@@ -327,19 +382,37 @@ async function recover(file, fd, logger) {
     return true;
   };
 
+  // The prefix: the mailbox's first prefixCount messages (and any data before the first one),
+  // split as every reader splits the file.
   let messages = 0;
   let headEnd = 0;
+  let last = null;
+  for await (const entry of fileEntries(file)) {
+    if (!entry.error && messages++ >= j.prefixCount) break;
+    if (entry.error && messages > 0) continue;
+    headEnd = entry.offset + entry.length;
+    last = entry;
+  }
+  // A cut inside the first journal message's From_ line leaves the start of that line after the
+  // prefix, and a writer appending after it ends the line: the prefix's last entry then holds
+  // it (and the arrivals, no empty line before them). The prefix ends where that line starts.
+  let fragments = 0;
+  const firstLine = await journalFirstLine(file, j.bodyLength);
+  const cut =
+    last && firstLine ? cutFromLine(await readRange(file, last.offset, headEnd), firstLine) : -1;
+  if (cut >= 0) {
+    headEnd = last.offset + cut;
+    fragments++;
+  }
+  // After the prefix: our messages and the arrivals. Writers quote From_ lines in bodies, so a
+  // From_ line separates here at any line start: an arrival appended after a cut-short line
+  // (ended by its writer, no empty line before the arrival) is a message of its own.
   const candidates = [];
   const restKeys = [];
-  for await (const entry of fileEntries(file)) {
-    if (entry.error) {
-      if (messages === 0) headEnd = entry.offset + entry.length;
-      continue;
-    }
-    if (messages++ < j.prefixCount) {
-      headEnd = entry.offset + entry.length;
-      continue;
-    }
+  for await (const entry of fileEntries(file, headEnd, { anyLine: true })) {
+    // The cut line itself (read on its own from headEnd, counted above), or an entry over the
+    // splitter's size limit, whose bytes are not kept.
+    if (entry.error) continue;
     const k = keyOf(entry.raw);
     restKeys.push(k);
     if (take(newCount, k) || take(oldCount, k)) continue;
@@ -347,7 +420,6 @@ async function recover(file, fd, logger) {
   }
   // Candidates: arrivals, and at most a cut-short journal message. Compare with each one.
   const arrivals = [];
-  let fragments = 0;
   if (candidates.length) {
     const norms = candidates.map((e) => normalized(e.raw));
     const frag = new Set();

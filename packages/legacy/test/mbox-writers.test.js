@@ -28,7 +28,7 @@ process.env.MAILGATE_HOME = home;
 process.env.MAILGATE_MBOX_LOCK_WAIT_MS = '4000';
 const { addLegacyUser, MboxBackend, lockMailbox } = require('..');
 const { readEntries } = require('../lib/mbox');
-const { normalized } = require('../lib/mbox-journal');
+const { normalized, journalPaths } = require('../lib/mbox-journal');
 const { setup, req } = require('../../api/test/helpers');
 
 const procmail = spawnSync('sh', ['-c', 'command -v procmail'], { encoding: 'utf8' }).stdout.trim();
@@ -299,6 +299,95 @@ d('mbox next to dovecot-lda and procmail', () => {
       expect(fs.readdirSync(dir).filter((n) => /mailgate/.test(n))).toEqual([]);
     }
     console.log(`kill during delivery (expunge ${fullMs} ms): ${JSON.stringify(outcomes)}`);
+  });
+
+  test('a rewrite cut at any byte of its first message, alone or then a dovecot-lda delivery: recovery keeps exactly the mail', async () => {
+    // The SIGKILL test above lands on a random byte. This one walks the cut over the first
+    // rewritten message (From_ line, headers, body) and into the next From_ line: every byte
+    // with recovery alone, and with a dovecot-lda delivery before recovery (Dovecot ends the cut
+    // line, may add its status headers, and appends without an empty line before its From_
+    // line) the first, second and last bytes of every line. A delivery costs ~1 s here (Dovecot
+    // resyncs the rewritten file), so not every byte.
+    const dir = path.dirname(inbox);
+    const file = path.join(dir, 'cut');
+    const base = Array.from({ length: 12 }, () => mail('cut'));
+    const victims = new Set([base[3].id, base[7].id]);
+    const src = Buffer.from(
+      mboxOf(
+        base.map((m) =>
+          victims.has(m.id) ? Buffer.concat([Buffer.from('X-Status: D\n'), m.raw]) : m.raw,
+        ),
+      ),
+    );
+    // One whole expunge, its committed journal kept before the rewrite unlinks it.
+    fs.writeFileSync(file, src);
+    const { journal } = journalPaths(file);
+    let saved = null;
+    const unlink = fs.promises.unlink;
+    const spy = jest.spyOn(fs.promises, 'unlink').mockImplementation(async (p) => {
+      if (p === journal) saved = fs.readFileSync(journal);
+      return unlink(p);
+    });
+    try {
+      await new MboxBackend(dir).expunge('cut');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(saved).not.toBeNull();
+    const done = fs.readFileSync(file);
+    // The rewrite's start: the From_ line of the first message where the two files differ.
+    let at = 0;
+    while (at < done.length && done[at] === src[at]) at++;
+    const start = src.lastIndexOf('From ', at);
+    const next = done.indexOf('\nFrom ', start + 1) + 1;
+    const lineEnd = done.indexOf('\n', next);
+    const survivors = base.filter((m) => !victims.has(m.id));
+    const every = [];
+    for (let c = start + 1; c <= lineEnd + 1; c++) every.push(c);
+    const withDelivery = new Set();
+    for (let ls = start; ls < lineEnd; ls = done.indexOf('\n', ls) + 1) {
+      const le = done.indexOf('\n', ls);
+      for (const c of [ls + 1, ls + 2, le, le + 1])
+        if (c > start && c <= lineEnd + 1) withDelivery.add(c);
+    }
+    const failures = [];
+    async function check(cut, deliver) {
+      fs.writeFileSync(file, done.subarray(0, cut));
+      fs.writeFileSync(journal, saved);
+      fs.chownSync(file, dovecot.MAIL_UID, dovecot.MAIL_UID);
+      const want = [...survivors];
+      if (deliver) {
+        const arrival = mail('arrival');
+        await dovecot.deliver(inst.dir, arrival.raw, { mailbox: 'cut' });
+        want.push(arrival);
+      }
+      const found = [];
+      for await (const e of new MboxBackend(dir).entries('cut'))
+        found.push([idOf(e.raw), normalized(e.raw)]);
+      const ids = found.map(([id]) => id);
+      const ok =
+        found.length === want.length &&
+        want.every((m) => {
+          const f = found.find(([id]) => id === m.id);
+          return f && f[1].equals(normalized(m.raw));
+        });
+      if (!ok) {
+        failures.push({
+          cut: cut - start,
+          deliver,
+          ids,
+          tails: found
+            .filter(([id]) => !want.some((m) => m.id === id))
+            .map(([, r]) => r.toString('latin1', Math.max(0, r.length - 120))),
+        });
+      }
+      expect(fs.readdirSync(dir).filter((n) => /mailgate/.test(n))).toEqual([]);
+    }
+    for (const cut of every) await check(cut, false);
+    for (const cut of withDelivery) await check(cut, true);
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect(withDelivery.size).toBeGreaterThan(20);
+    console.log(`cuts: ${every.length} alone, ${withDelivery.size} with a delivery`);
   });
 
   test('lock interop: stale locks of either side are broken, live ones waited for', async () => {

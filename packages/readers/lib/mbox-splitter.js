@@ -38,10 +38,14 @@ class MboxSplitter extends Transform {
    * @param {'auto'|'mboxo'|'mboxrd'|'mboxcl'|'mboxcl2'} [options.variant='auto']
    * @param {number} [options.maxMessageBytes=209715200] entries larger than this are emitted with
    *   an `error`, empty `raw`, and correct offset/length
+   * @param {boolean} [options.anyLine=false] a valid From_ line separates entries at any line
+   *   start, empty line before it or not (README "Separator rules"): for reading mail that
+   *   another writer appended after a cut-short line, e.g. the tail of a crashed rewrite
    */
   constructor(options = {}) {
     super({ readableObjectMode: true, writableObjectMode: false });
-    const { variant = 'auto', maxMessageBytes = DEFAULT_MAX } = options;
+    const { variant = 'auto', maxMessageBytes = DEFAULT_MAX, anyLine = false } = options;
+    this._anyLine = Boolean(anyLine);
     if (variant !== 'auto' && !VARIANTS.includes(variant)) {
       throw new TypeError(`unknown mbox variant: ${variant}`);
     }
@@ -214,11 +218,14 @@ class MboxSplitter extends Transform {
       const c0 = midLine ? -1 : win.byteAt(ls);
       if (
         c0 === 0x46 &&
-        (e.prevEmpty || e.garbage) &&
+        (e.prevEmpty || e.garbage || this._anyLine) &&
         len <= MAX_FROM_LINE &&
         isFromLine(win.view(ls, le))
       ) {
-        return { end: ls, trailerLen: e.garbage || e.skipping ? 0 : e.prevEmptyLen };
+        return {
+          end: ls,
+          trailerLen: e.garbage || e.skipping || !e.prevEmpty ? 0 : e.prevEmptyLen,
+        };
       }
       const empty = !midLine && lineIsEmpty(win, ls, len);
       if (c0 === 0x3e && !e.garbage && !this._sawRd && len <= MAX_FROM_LINE) {

@@ -77,6 +77,24 @@ describe('strict From_ recognition', () => {
     expect(rebuild(entries).equals(file)).toBe(true);
   });
 
+  test('anyLine: a valid From_ line splits after a non-empty line, its trailer empty', async () => {
+    // What a writer appending after a cut-short line leaves: the line ended, no empty line.
+    const file = b(
+      FROM1 + msg('a', 'cut sho') + '\n' + FROM2 + msg('b', 'y\n\nFrom here on 10:30\n'),
+    );
+    for (const chunk of [(n) => n, () => 1]) {
+      const entries = await split(file, { anyLine: true }, chunk);
+      expect(entries.map((e) => e.raw.toString())).toEqual([
+        msg('a', 'cut sho\n'),
+        msg('b', 'y\n\nFrom here on 10:30\n'),
+      ]);
+      expect(entries[0].trailer.length).toBe(0);
+      expect(rebuild(entries).equals(file)).toBe(true);
+      // The same bytes without the option: one message.
+      expect(await split(file, {}, chunk)).toHaveLength(1);
+    }
+  });
+
   test('From line after an empty line without asctime shape does not split', async () => {
     const body = 'Hi\n\nFrom here on 10:30 in 2001, we work.\n\nFrom the desk of Bob\n';
     const file = b(FROM1 + msg('a', body));

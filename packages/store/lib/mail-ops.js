@@ -519,10 +519,16 @@ const mailOps = {
           [userId, mailboxId],
         );
         if (!mb.rows.length) return 0;
+        // SKIP LOCKED: a hidden row another transaction holds is left to the next purge (the
+        // last batch's recount keeps it counted, so pendingPurges lists the mailbox again).
+        // Waiting for it with the mailbox lock held could close a cycle with a writer that
+        // locks rows before the mailbox: the import's thread stage gives first thread ids,
+        // hidden old rows among them, then locks mailboxes for merged ones (thread-ops.js).
         const r = await trx.raw(
           `WITH victims AS (
              SELECT uid FROM messages
               WHERE user_id = ? AND mailbox_id = ? AND expunged ORDER BY uid LIMIT ?
+                FOR UPDATE SKIP LOCKED
            ), dm AS (
              DELETE FROM messages m USING victims v
               WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid AND m.expunged

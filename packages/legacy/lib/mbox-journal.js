@@ -38,14 +38,14 @@ const { MboxSplitter, formatMboxEntry, isFromLine } = require('@mailgate/readers
  * messages or of the old ones it replaces is ours and is dropped, and so is the cut-short copy of
  * a journal message (a prefix of it); everything else is mail that arrived after the crash and is
  * kept. A writer appending after a cut-short line ends that line but writes no empty line before
- * its From_ line (dovecot-lda), so the part after the prefix is split at From_ lines at any line
- * start (MboxSplitter anyLine: both sides quote From_ lines in bodies), and a cut inside the
- * journal's first From_ line, which a normal split leaves inside the prefix's last message, is
- * found there and dropped (cutFromLine). The result (prefix, the journal's messages, the
- * arrivals) is written by the same journaled rewrite, so a crash during recovery recovers too. Cost of a crash: the arrivals end up after
- * the rewritten messages, and the rewritten messages get new positions (uids). Nothing is lost;
- * a message whose content is byte-identical to one of ours (a duplicate delivery of it) is taken
- * for ours.
+ * its From_ line (dovecot-lda), so an entry after the prefix that is none of ours is split again
+ * at From_ lines at any line start (MboxSplitter anyLine), and a cut inside the journal's first
+ * From_ line, which a normal split leaves inside the prefix's last message, is found there and
+ * dropped (cutFromLine). The result (prefix, the journal's messages, the arrivals) is written by
+ * the same journaled rewrite, so a crash during recovery recovers too. Cost of a crash: the
+ * arrivals end up after the rewritten messages, and the rewritten messages get new positions
+ * (uids). Nothing is lost; a message whose content is byte-identical to one of ours (a
+ * duplicate delivery of it) is taken for ours.
  */
 
 const MAGIC = 'MAILGATE-JOURNAL-1';
@@ -321,8 +321,8 @@ async function readRange(file, start, end) {
 
 /*
  * Where, in `bytes` (the prefix's last entry), a cut-short copy of `firstLine` starts: a line
- * after an empty line (or at the start) that is a non-empty prefix of it, followed by
- * the end or by a valid From_ line (an arrival). -1 when there is none.
+ * after an empty line (or at the start) that is a non-empty prefix of it, followed (after any
+ * empty lines) by the end or by a valid From_ line (an arrival). -1 when there is none.
  */
 function cutFromLine(bytes, firstLine) {
   for (let i = bytes.indexOf(0x46); i >= 0; i = bytes.indexOf(0x46, i + 1)) {
@@ -337,11 +337,25 @@ function cutFromLine(bytes, firstLine) {
     if (line.length && line[line.length - 1] === 0x0d) line = line.subarray(0, -1);
     if (!line.length || line.length > firstLine.length) continue;
     if (!firstLine.subarray(0, line.length).equals(line)) continue;
-    if (le === bytes.length) return i;
-    const next = bytes.indexOf(0x0a, le);
-    if (isFromLine(bytes.subarray(le, next < 0 ? bytes.length : next + 1))) return i;
+    // empty lines may follow (a writer that separates its delivery with one)
+    let at = le;
+    while (bytes[at] === 0x0a || (bytes[at] === 0x0d && bytes[at + 1] === 0x0a))
+      at += bytes[at] === 0x0a ? 1 : 2;
+    if (at >= bytes.length) return i;
+    const next = bytes.indexOf(0x0a, at);
+    if (isFromLine(bytes.subarray(at, next < 0 ? bytes.length : next + 1))) return i;
   }
   return -1;
+}
+
+/* An entry's bytes split at From_ lines at any line start (its own variant); [entry] if whole. */
+async function splitAnyLine(entry) {
+  const parts = [];
+  const input = Readable.from([formatMboxEntry(entry)]);
+  for await (const part of splitStream(input, { anyLine: true, variant: entry.variant })) {
+    if (!part.error) parts.push(part);
+  }
+  return parts.length > 1 ? parts : [entry];
 }
 
 /**
@@ -404,19 +418,29 @@ async function recover(file, fd, logger) {
     headEnd = last.offset + cut;
     fragments++;
   }
-  // After the prefix: our messages and the arrivals. Writers quote From_ lines in bodies, so a
-  // From_ line separates here at any line start: an arrival appended after a cut-short line
-  // (ended by its writer, no empty line before the arrival) is a message of its own.
+  // After the prefix: our messages and the arrivals. An arrival appended after a cut-short
+  // line (which its writer ends, without an empty line before its own From_ line) is read as
+  // part of the entry before it; an entry that is none of ours is therefore split again at
+  // From_ lines at any line start (writers quote From_ lines in bodies), and its parts are
+  // matched one by one. Entries that are ours are never split again: one with an unquoted
+  // From_ line in its body (a file written without quoting) stays whole.
   const candidates = [];
   const restKeys = [];
-  for await (const entry of fileEntries(file, headEnd, { anyLine: true })) {
+  for await (const entry of fileEntries(file, headEnd)) {
     // The cut line itself (read on its own from headEnd, counted above), or an entry over the
     // splitter's size limit, whose bytes are not kept.
     if (entry.error) continue;
     const k = keyOf(entry.raw);
-    restKeys.push(k);
-    if (take(newCount, k) || take(oldCount, k)) continue;
-    candidates.push(entry);
+    if (take(newCount, k) || take(oldCount, k)) {
+      restKeys.push(k);
+      continue;
+    }
+    for (const part of await splitAnyLine(entry)) {
+      const pk = part === entry ? k : keyOf(part.raw);
+      restKeys.push(pk);
+      if (part !== entry && (take(newCount, pk) || take(oldCount, pk))) continue;
+      candidates.push(part);
+    }
   }
   // Candidates: arrivals, and at most a cut-short journal message. Compare with each one.
   const arrivals = [];

@@ -22,17 +22,25 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-lock-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 let n = 0;
-function mailbox(count) {
+// A valid From_ line in a body, after a non-empty line: readers keep it in the message.
+const BODY_FROM = 'From bob@x.org Sat Jan  3 01:05:34 1996';
+
+/** unquoted: message 5's body has BODY_FROM unquoted in the file (a writer that did not quote). */
+function mailbox(count, { unquoted = false } = {}) {
   const dir = fs.mkdtempSync(path.join(tmp, 'mb-'));
   const messages = Array.from({ length: count }, (_, i) =>
     msg({
       subject: `m${i}`,
       headers: [`Message-ID: <m${i}.${++n}@lock.test>`],
-      body: `body ${i}\n${'x'.repeat(40 + i)}\n`,
+      body: `body ${i}\n${'x'.repeat(40 + i)}\n${unquoted && i === 5 ? `${BODY_FROM}\nmore text\nand more\n` : ''}`,
     }),
   );
   const file = path.join(dir, 'inbox.mbox');
-  fs.writeFileSync(file, mboxOf(messages));
+  fs.writeFileSync(
+    file,
+    mboxOf(messages).toString('latin1').replace(`>${BODY_FROM}`, BODY_FROM),
+    'latin1',
+  );
   return { dir, file, messages };
 }
 
@@ -117,68 +125,88 @@ test('a request waiting beyond lockWaitMs gets MAILBOX_LOCKED naming the mailbox
  * prefix message's status headers rewritten. The next open must give the journal's messages plus
  * the arrival, nothing twice, nothing lost.
  */
-test.each([
+const CUTS = [
   ['untouched (killed before the truncate)', () => null],
   ['truncated at the first change', () => 0],
+  ['cut inside the first From_ line', () => 3],
   ['cut inside a From_ line', (tail) => tail.indexOf('From ', 10) + 3],
   ['cut inside a header', (tail) => tail.indexOf('Subject:', 10) + 4],
   ['cut inside a body', (tail) => tail.indexOf('body', 10) + 20],
   ['complete (killed before the unlink)', (tail) => tail.length],
-])('recovery when the mailbox was %s', async (_, cutAt) => {
-  const { dir, file, messages } = mailbox(12);
-  const b = new MboxBackend(dir);
-  await b.setFlags('INBOX', { uids: [5, 8, 9], add: ['\\Deleted'] });
-  const before = await ids(file);
-  const ftruncate = jest.spyOn(fs, 'ftruncateSync').mockImplementationOnce(() => {
-    throw new Error('killed');
-  });
-  await expect(b.expunge('INBOX')).rejects.toThrow('killed');
-  ftruncate.mockRestore();
-  const { journal } = journalPaths(file);
-  const j = fs.readFileSync(journal);
-  const trailer = JSON.parse(j.toString('latin1').split('\n').slice(-3)[0]);
-  const tail = j.subarray(0, trailer.bodyLength);
-  expect(fs.readFileSync(file).length).toBeGreaterThan(trailer.start); // the old file
+];
+// How the other writer separates its delivery: Dovecot ends a cut-short line and writes its
+// From_ line right after it, without an empty line; procmail-like writers add one.
+test.each([
+  ...CUTS.map(([name, cut]) => [name, 'an empty line', cut, true]),
+  ...CUTS.map(([name, cut]) => [name, 'the line end only', cut, false]),
+  // A message of ours with an unquoted From_ line stays one message (only entries that are
+  // none of ours are split again at any line start).
+  ...CUTS.slice(-2).map(([name, cut]) => [
+    `${name}, a body with an unquoted From_ line`,
+    'the line end only',
+    cut,
+    false,
+    true,
+  ]),
+])(
+  'recovery when the mailbox was %s, the arrival after %s',
+  async (_, _sep, cutAt, blank, unquoted = false) => {
+    const { dir, file, messages } = mailbox(12, { unquoted });
+    const b = new MboxBackend(dir);
+    await b.setFlags('INBOX', { uids: [5, 8, 9], add: ['\\Deleted'] });
+    const before = await ids(file);
+    const ftruncate = jest.spyOn(fs, 'ftruncateSync').mockImplementationOnce(() => {
+      throw new Error('killed');
+    });
+    await expect(b.expunge('INBOX')).rejects.toThrow('killed');
+    ftruncate.mockRestore();
+    const { journal } = journalPaths(file);
+    const j = fs.readFileSync(journal);
+    const trailer = JSON.parse(j.toString('latin1').split('\n').slice(-3)[0]);
+    const tail = j.subarray(0, trailer.bodyLength);
+    expect(fs.readFileSync(file).length).toBeGreaterThan(trailer.start); // the old file
 
-  const k = cutAt(tail.toString('latin1'));
-  if (k !== null) {
-    fs.truncateSync(file, trailer.start);
-    fs.appendFileSync(file, tail.subarray(0, k));
-  }
-  // Another writer (Dovecot) broke the stale lock: it added X-UID to the first message and
-  // appended a delivery, separated by an empty line as it does.
-  const whole = fs.readFileSync(file, 'latin1');
-  const munged = whole.replace(/^(Subject: m0\n)/m, '$1X-UID: 1\n');
-  const arrival = msg({ subject: 'arrival', headers: ['Message-ID: <arrival@lock.test>'] });
-  const sep = munged.endsWith('\n\n') ? '' : munged.endsWith('\n') ? '\n' : '\n\n';
-  fs.writeFileSync(
-    file,
-    Buffer.concat([
-      Buffer.from(munged + sep, 'latin1'),
-      Buffer.from('From sender@example.org  Mon Nov 23 14:39:13 2026\n'),
-      arrival,
-      Buffer.from('\n'),
-    ]),
-  );
-  const ino = fs.statSync(file).ino;
+    const k = cutAt(tail.toString('latin1'));
+    if (k !== null) {
+      fs.truncateSync(file, trailer.start);
+      fs.appendFileSync(file, tail.subarray(0, k));
+    }
+    // Another writer (Dovecot) broke the stale lock: it added X-UID to the first message and
+    // appended a delivery.
+    const whole = fs.readFileSync(file, 'latin1');
+    const munged = whole.replace(/^(Subject: m0\n)/m, '$1X-UID: 1\n');
+    const arrival = msg({ subject: 'arrival', headers: ['Message-ID: <arrival@lock.test>'] });
+    let sep = munged.endsWith('\n') ? '' : '\n';
+    if (blank && !(munged + sep).endsWith('\n\n')) sep += '\n';
+    fs.writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from(munged + sep, 'latin1'),
+        Buffer.from('From sender@example.org  Mon Nov 23 14:39:13 2026\n'),
+        arrival,
+        Buffer.from('\n'),
+      ]),
+    );
+    const ino = fs.statSync(file).ino;
 
-  const after = [];
-  const found = new Map();
-  for await (const e of b.entries('INBOX')) {
-    after.push(idOf(e.raw));
-    found.set(idOf(e.raw), e.raw);
-  }
-  const survivors = before.filter((_, i) => ![4, 7, 8].includes(i));
-  expect(after).toEqual([...survivors, 'arrival@lock.test']);
-  for (const m of messages) {
-    const id = idOf(m);
-    if (found.has(id)) expect(normalized(found.get(id)).equals(normalized(m))).toBe(true);
-  }
-  expect(normalized(found.get('arrival@lock.test')).equals(normalized(arrival))).toBe(true);
-  expect(fs.statSync(file).ino).toBe(ino);
-  expect(fs.readdirSync(dir).filter((f) => f.includes('mailgate'))).toEqual([]);
-  expect(fs.existsSync(`${file}.lock`)).toBe(false);
-});
+    const after = [];
+    const found = new Map();
+    for await (const e of b.entries('INBOX')) {
+      after.push(idOf(e.raw));
+      found.set(idOf(e.raw), e.raw);
+    }
+    const survivors = before.filter((_, i) => ![4, 7, 8].includes(i));
+    expect(after).toEqual([...survivors, 'arrival@lock.test']);
+    for (const m of messages) {
+      const id = idOf(m);
+      if (found.has(id)) expect(normalized(found.get(id)).equals(normalized(m))).toBe(true);
+    }
+    expect(normalized(found.get('arrival@lock.test')).equals(normalized(arrival))).toBe(true);
+    expect(fs.statSync(file).ino).toBe(ino);
+    expect(fs.readdirSync(dir).filter((f) => f.includes('mailgate'))).toEqual([]);
+    expect(fs.existsSync(`${file}.lock`)).toBe(false);
+  },
+);
 
 test('the dotlock is linked from a written temporary: a killed writer leaves no empty lock, and its temporary is cleaned', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-dotlock-'));

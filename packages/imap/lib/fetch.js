@@ -164,7 +164,7 @@ async function runFetch(s, args, byUid) {
   }
   if (!seqs.length) return;
   const uids = seqs.map((n) => v.uidAt(n));
-  const rows = await rowsFor(s.backend, v.name, uids);
+  const rows = await rowsFor(s.backend, v.name, uids, s.knownStatus());
   let targets = seqs.filter((n) => rows.has(v.uidAt(n)));
   if (mods.changedSince !== null) {
     targets = targets.filter((n) => Number(rows.get(v.uidAt(n)).modseq) > mods.changedSince);

@@ -267,7 +267,7 @@ async function runSearch(s, args) {
   // Mixed tree: resolve each maximal AST subtree once, then evaluate per message.
   const compiled = await compile(tree, be, v.name);
   const rows = new Map();
-  for (const row of await allRows(be, v.name)) rows.set(Number(row.uid), row);
+  for (const row of await allRows(be, v.name, s.knownStatus())) rows.set(Number(row.uid), row);
   const needsRaw = hasKind(tree, 'raw');
   const seqs = [];
   let highest = 0;

@@ -160,12 +160,30 @@ class Session {
       if (mod.usesView && cmd.name !== 'UNSELECT' && !(await this.viewStillSelected())) return;
       const res = (await mod.run(this, cmd)) || {};
       if (this.closed || res.answered) return;
+      // After a command that only reads (FETCH, SEARCH), the status read by the check above
+      // serves the sync too, unless the command changed something itself (a FETCH that set
+      // \Seen): one round trip less per command. A change another session makes meanwhile
+      // is reported at the next command, as RFC 3501 7 allows.
+      const pre = this.checked;
+      const readsOnly = typeof mod.readsOnly === 'function' ? mod.readsOnly(cmd) : !!mod.readsOnly;
+      const status =
+        readsOnly &&
+        pre &&
+        pre.view === this.view &&
+        this.view.own.size === 0 &&
+        this.view.modseq === pre.modseq
+          ? pre.status
+          : null;
       // RFC 3501 7.4.1: no EXPUNGE during FETCH, STORE or SEARCH (sequence numbers in use).
-      if (this.view && mod.sync !== false) await this.sync({ expunges: mod.expunges !== false });
+      if (this.view && mod.sync !== false) {
+        await this.sync({ expunges: mod.expunges !== false, status });
+      }
       answer = { status: 'OK', code: res.code || null, text: res.text || `${cmd.name} completed` };
     } catch (err) {
       if (this.closed) return;
       answer = answerFor(err, this.log);
+    } finally {
+      this.checked = null;
     }
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     this.log.debug({ command: cmd.name, status: answer.status, ms }, 'imap command');
@@ -202,10 +220,24 @@ class Session {
       status &&
       Number(status.uidvalidity) === Number(v.uidvalidity) &&
       (v.identity == null || String(status.identity) === v.identity);
-    if (same) return true;
+    if (same) {
+      // Kept for this command only (knownStatus, and the sync after a read-only command).
+      this.checked = { view: v, status, modseq: v.modseq };
+      return true;
+    }
     this.log.debug({ mailbox: v.name }, 'selected mailbox renamed or deleted');
     this.bye('Selected mailbox was renamed or deleted');
     return false;
+  }
+
+  /**
+   * The selected mailbox's status as the check before the running command read it, or null:
+   * a hint for reads of its rows in the same command (mail-data.js), never kept past it.
+   * @returns {object|null}
+   */
+  knownStatus() {
+    const c = this.checked;
+    return c && c.view === this.view ? c.status : null;
   }
 
   /** Pushes other sessions' changes to the client as untagged responses. */

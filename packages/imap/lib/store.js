@@ -49,7 +49,7 @@ async function runStore(s, args, byUid) {
   const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
   if (!seqs.length) return {};
   const uids = seqs.map((n) => v.uidAt(n));
-  const rows = await rowsFor(s.backend, v.name, uids);
+  const rows = await rowsFor(s.backend, v.name, uids, s.knownStatus());
   let targets = uids.filter((u) => rows.has(u));
   const modified = [];
   if (unchangedSince !== null) {

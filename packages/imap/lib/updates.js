@@ -12,12 +12,14 @@ const { formatSet } = require('./sequence');
 
 /**
  * @param {import('./session').Session} s
- * @param {{expunges?: boolean}} opts expunges: false while sequence numbers must hold still
+ * @param {{expunges?: boolean, status?: object|null}} opts expunges: false while sequence
+ *   numbers must hold still; status: the mailbox's status read earlier in this command, used
+ *   instead of a new read (session.js: after a command that changed nothing)
  */
 async function syncView(s, opts = {}) {
   const v = s.view;
   const be = s.backend;
-  const status = await be.status(v.name, { counts: false });
+  const status = opts.status || (await be.status(v.name, { counts: false }));
   if (s.view !== v) return;
   // Every change to a mailbox's messages moves its HIGHESTMODSEQ (RFC 7162 3.1.1; the store
   // stamps rows and mailbox in one transaction): an unmoved one means nothing to report, and

@@ -467,3 +467,49 @@ test('SELECT, STATUS, IDLE polls and new mail load no full header rows into the 
   // Before: every SELECT, STATUS and poll of an uncached mailbox loaded all its full rows.
   expect(store.listCache.has(user.id, mb.id)).toBe(false);
 });
+
+test('a command that only reads costs two statements when nothing changed; changes of other sessions are still reported', async () => {
+  const be = await env.service.openBackend('pg', 'alice');
+  await be.createMailbox('Trips');
+  for (let i = 0; i < 3; i++) await be.append('Trips', msg({ subject: `trip ${i}` }), {});
+  const knex = env.service.store.knex;
+  const c = await RawClient.connect(env.port);
+  await c.cmd('a', `LOGIN alice "${PW.alice}"`);
+  await c.cmd('b', 'SELECT Trips');
+  await c.cmd('c', 'UID FETCH 1 (UID FLAGS BODY.PEEK[1])'); // warms the list view
+  const sql = [];
+  const onQuery = (q) => sql.push(q.sql);
+  knex.on('query', onQuery);
+  let r;
+  try {
+    r = await c.cmd('d', 'UID FETCH 1 (UID FLAGS BODY.PEEK[1])');
+    expect(r).toMatch(/\* 1 FETCH \(UID 1 FLAGS \(\)/);
+    // The selected mailbox's check, then the stored bytes: no second read of the mailbox row
+    // for the rows, none after the command for the sync.
+    expect(sql).toHaveLength(2);
+    sql.length = 0;
+    r = await c.cmd('e', 'UID SEARCH SUBJECT "trip 2"');
+    expect(r).toMatch(/\* SEARCH 3\r\n/);
+    expect(sql.length).toBeLessThanOrEqual(2);
+  } finally {
+    knex.removeListener('query', onQuery);
+  }
+  // Another session flags message 2 and appends one: the next read reports both.
+  await be.setFlags('Trips', [2], ['\\Flagged'], []);
+  await be.append('Trips', msg({ subject: 'trip 3' }), {});
+  r = await c.cmd('f', 'UID FETCH 1 (UID FLAGS)');
+  expect(r).toMatch(/\* 2 FETCH \(UID 2 FLAGS \(\\Flagged\)/);
+  expect(r).toMatch(/\* 4 EXISTS/);
+  // A read that changes something (implicit \Seen) reads the status again after it.
+  sql.length = 0;
+  knex.on('query', onQuery);
+  try {
+    r = await c.cmd('g', 'UID FETCH 3 (BODY[TEXT])');
+  } finally {
+    knex.removeListener('query', onQuery);
+  }
+  expect(r).toMatch(/FLAGS \(\\Seen\)/);
+  expect(sql.filter((q) => /FROM mailboxes/i.test(q)).length).toBeGreaterThanOrEqual(2);
+  c.close();
+  await be.close();
+});

@@ -172,9 +172,12 @@ class MailBackend {
    * message list shows (@mailgate/store listRowOf: no recipients, preview or thread). The pg
    * backend overrides it with a cache of these rows alone; the rows are the same.
    * @param {string} mailbox
+   * @param {{known?: object}} [_opts] known: a status() of this mailbox the caller read a
+   *   moment ago in the same request; pg answers from its cache without reading the mailbox
+   *   row again when the cached rows are at exactly that state (the others ignore it)
    * @returns {Promise<ReadonlyArray<object>>}
    */
-  async scanList(mailbox) {
+  async scanList(mailbox, _opts = {}) {
     const { rows } = await this.scan(mailbox, {});
     return rows.map(listRowOf);
   }

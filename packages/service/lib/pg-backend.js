@@ -112,8 +112,15 @@ class PgBackend extends MailBackend {
     };
   }
 
-  scanList(mailbox) {
-    return this.store.scanList(this.user.id, byName(mailbox));
+  scanList(mailbox, opts = {}) {
+    // A status of this mailbox read a moment ago: cached rows at exactly its state are the
+    // answer without another read of the mailbox row (store list-cache.js rowsOf).
+    const k = opts.known;
+    const known =
+      k && k.identity != null && k.highestModseq != null
+        ? { id: Number(k.identity), uidvalidity: k.uidvalidity, highestmodseq: k.highestModseq }
+        : null;
+    return this.store.scanList(this.user.id, byName(mailbox), { known });
   }
 
   scanStream(mailbox, opts = {}) {

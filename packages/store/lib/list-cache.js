@@ -227,13 +227,31 @@ class ListCache {
   }
 
   /**
-   * All visible header rows of a mailbox in uid order, exact as of this call.
+   * All visible header rows of a mailbox in uid order, exact as of this call, or as of
+   * `known`: the mailbox row (id, uidvalidity, highestmodseq) its caller read a moment ago, in
+   * the same request, for the mailbox `ref` names. When the cached rows are at exactly that
+   * state they are the answer without a read (an IMAP command checks the selected mailbox's
+   * row first; reading it again here was a round trip per FETCH, STORE or SEARCH).
    * @param {import('knex').Knex} knex
    * @param {number} userId
    * @param {number|{name: string}} ref mailbox id, or byName(name)
+   * @param {{id: number, uidvalidity: number, highestmodseq: number}|null} [known]
    * @returns {Promise<ReadonlyArray<object>|null>} null when the mailbox does not exist
    */
-  async rowsOf(knex, userId, ref) {
+  async rowsOf(knex, userId, ref, known = null) {
+    if (known) {
+      const key = `${userId}:${Number(known.id)}`;
+      const e = this.entries.get(key);
+      if (
+        e &&
+        e.uidvalidity === Number(known.uidvalidity) &&
+        e.modseq === Number(known.highestmodseq)
+      ) {
+        this.stats.hits++;
+        this.touch(key, e);
+        return e.list;
+      }
+    }
     // The mailbox row by id or by name, in one statement (mailbox-ref.js).
     const w = mailboxWhere(ref);
     const mb = (

@@ -164,11 +164,13 @@ class PgStore {
    * what a client's message list needs, without recipients.
    * @param {number} userId
    * @param {number|{name: string}} mailbox id, or byName(name)
+   * @param {{known?: {id: number, uidvalidity: number, highestmodseq: number}}} [opts]
+   *   known: the mailbox's row as the caller read it just now (list-cache.js rowsOf)
    * @returns {Promise<ReadonlyArray<object>>} frozen rows (shared: never change them)
    */
-  async scanList(userId, mailbox) {
+  async scanList(userId, mailbox, opts = {}) {
     if (this.listViewCache) {
-      const list = await this.listViewCache.rowsOf(this.knex, userId, mailbox);
+      const list = await this.listViewCache.rowsOf(this.knex, userId, mailbox, opts.known);
       mustExist(mailbox, list);
       return list || [];
     }

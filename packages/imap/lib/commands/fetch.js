@@ -8,5 +8,6 @@ module.exports = {
   states: ['selected'],
   usesView: true,
   expunges: false,
+  readsOnly: true,
   run: (s, cmd) => runFetch(s, cmd.args, false),
 };

@@ -8,6 +8,7 @@ module.exports = {
   states: ['selected'],
   usesView: true,
   expunges: false,
+  readsOnly: true,
   async run(s, cmd) {
     sendSearch(s, await runSearch(s, cmd.args), false);
   },

@@ -42,6 +42,9 @@ module.exports = {
   name: 'UID',
   states: ['selected'],
   usesView: true,
+  // UID FETCH and UID SEARCH only read (session.js: the sync after them).
+  readsOnly: (cmd) =>
+    cmd.args[0] && cmd.args[0].type === 'atom' && /^(FETCH|SEARCH)$/i.test(cmd.args[0].value),
   async run(s, cmd) {
     const sub = cmd.args[0] && cmd.args[0].type === 'atom' ? cmd.args[0].value.toUpperCase() : '';
     const fn = SUB[sub];

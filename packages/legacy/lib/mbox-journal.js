@@ -6,7 +6,7 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const { Readable } = require('node:stream');
 const { pipeline } = require('node:stream/promises');
-const { MboxSplitter, formatMboxEntry, isFromLine } = require('@mailgate/readers');
+const { MboxSplitter, formatMboxEntry, isFromLine, unescapeMessage } = require('@mailgate/readers');
 
 /*
  * The in-place rewrite of an mbox file and its crash recovery. Owns the journal file next to the
@@ -234,12 +234,16 @@ async function rewriteInPlace(file, fd, fn) {
   const oldKeys = [];
   let start = -1;
   let prefixCount = 0;
+  // The last entry before the first change (a message, or the data before the first one): its
+  // key goes in the trailer (recover: a cut inside the first new From_ line).
+  let lastRaw = null;
   let index = 0;
   async function* tail() {
     for await (const entry of fileEntries(file)) {
       let out = null;
       if (entry.error) {
         if (start >= 0) out = formatMboxEntry(entry);
+        else lastRaw = entry.raw; // data before the first message: kept as the prefix
       } else {
         const e = { entry, raw: entry.raw, index: index++ };
         const r = fn(e);
@@ -247,6 +251,7 @@ async function rewriteInPlace(file, fd, fn) {
         if (start < 0 && changed) start = entry.offset;
         if (start < 0) {
           prefixCount++;
+          lastRaw = entry.raw;
           continue;
         }
         oldKeys.push(keyOf(entry.raw));
@@ -269,6 +274,7 @@ async function rewriteInPlace(file, fd, fn) {
   await commitJournal(file, body(), () => ({
     start,
     prefixCount,
+    lastKey: lastRaw ? keyOf(lastRaw) : null,
     oldKeys,
     dev: st.dev,
     ino: st.ino,
@@ -319,18 +325,21 @@ async function readRange(file, start, end) {
   }
 }
 
+/* The first message of an mbox byte string read on its own (its own variant), or null. */
+async function firstEntryOf(bytes, opts) {
+  for await (const e of splitStream(Readable.from([bytes]), opts)) if (!e.error) return e;
+  return null;
+}
+
 /*
- * Where, in `bytes` (the prefix's last entry), a cut-short copy of `firstLine` starts: a line
- * after an empty line (or at the start) that is a non-empty prefix of it, followed (after any
- * empty lines) by the end or by a valid From_ line (an arrival). -1 when there is none.
+ * Where, in `bytes` (the prefix's last entry, whose content key is no longer `lastKey`), a
+ * cut-short copy of `firstLine` starts: a line that is a non-empty prefix of it, followed
+ * (after any empty lines) by the end or by a valid From_ line (an arrival), and before which
+ * the entry is again the message the rewrite kept (key `lastKey`). -1 when there is none.
  */
-function cutFromLine(bytes, firstLine) {
-  for (let i = bytes.indexOf(0x46); i >= 0; i = bytes.indexOf(0x46, i + 1)) {
-    const blankBefore =
-      i === 0 ||
-      (bytes[i - 1] === 0x0a &&
-        (bytes[i - 2] === 0x0a || (bytes[i - 2] === 0x0d && bytes[i - 3] === 0x0a)));
-    if (!blankBefore) continue;
+async function cutFromLine(bytes, firstLine, lastKey, variant, garbage) {
+  for (let i = bytes.indexOf(0x46, 1); i > 0; i = bytes.indexOf(0x46, i + 1)) {
+    if (bytes[i - 1] !== 0x0a) continue;
     const nl = bytes.indexOf(0x0a, i);
     const le = nl < 0 ? bytes.length : nl + 1;
     let line = bytes.subarray(i, nl < 0 ? bytes.length : nl);
@@ -341,21 +350,50 @@ function cutFromLine(bytes, firstLine) {
     let at = le;
     while (bytes[at] === 0x0a || (bytes[at] === 0x0d && bytes[at + 1] === 0x0a))
       at += bytes[at] === 0x0a ? 1 : 2;
-    if (at >= bytes.length) return i;
-    const next = bytes.indexOf(0x0a, at);
-    if (isFromLine(bytes.subarray(at, next < 0 ? bytes.length : next + 1))) return i;
+    if (at < bytes.length) {
+      const next = bytes.indexOf(0x0a, at);
+      if (!isFromLine(bytes.subarray(at, next < 0 ? bytes.length : next + 1))) continue;
+    }
+    // the entry up to the line, read as a reader reads it (data before the first message: as is)
+    const before = garbage
+      ? { raw: bytes.subarray(0, i) }
+      : await firstEntryOf(bytes.subarray(0, i), { variant });
+    if (before && keyOf(before.raw) === lastKey) return i;
   }
   return -1;
 }
 
-/* An entry's bytes split at From_ lines at any line start (its own variant); [entry] if whole. */
-async function splitAnyLine(entry) {
+/*
+ * The bytes of one or more file entries read as one message (From_ lines inside it included):
+ * its content as a reader would unescape it, for keys and fragment tests only.
+ */
+function oneMessage(bytes, variant) {
+  const nl = bytes.indexOf(0x0a);
+  return unescapeMessage(nl < 0 ? Buffer.alloc(0) : bytes.subarray(nl + 1), variant);
+}
+
+/*
+ * A run of consecutive entries after the prefix that are none of ours, split where arrivals
+ * may start: at From_ lines at any line start (an arrival appended right after a cut-short
+ * line of ours is read as part of it, without the empty line a From_ line needs). Returns the
+ * run's bytes, its parts (entries, offsets in those bytes) and its fronts: for each part
+ * boundary from the last to the first, and the whole run, the content before it read as one
+ * message. The longest front that is ours is dropped (a From_ line in the body of one of our
+ * messages is not the start of an arrival); the parts after it are arrivals or ours.
+ */
+async function splitRun(run) {
+  const variant = run[0].variant;
+  const bytes =
+    run.length === 1 ? formatMboxEntry(run[0]) : Buffer.concat(run.map(formatMboxEntry));
   const parts = [];
-  const input = Readable.from([formatMboxEntry(entry)]);
-  for await (const part of splitStream(input, { anyLine: true, variant: entry.variant })) {
+  for await (const part of splitStream(Readable.from([bytes]), { anyLine: true, variant })) {
     if (!part.error) parts.push(part);
   }
-  return parts.length > 1 ? parts : [entry];
+  const fronts = [{ n: parts.length, raw: oneMessage(bytes, variant) }];
+  for (let n = parts.length - 1; n >= 1; n--) {
+    fronts.push({ n, raw: oneMessage(bytes.subarray(0, parts[n].offset), variant) });
+  }
+  return { parts, fronts };
 }
 
 /**
@@ -409,36 +447,70 @@ async function recover(file, fd, logger) {
   }
   // A cut inside the first journal message's From_ line leaves the start of that line after the
   // prefix, and a writer appending after it ends the line: the prefix's last entry then holds
-  // it (and the arrivals, no empty line before them). The prefix ends where that line starts.
+  // it (and the arrivals, no empty line before them). Found by the key of that message, which
+  // the journal records (journals written before it did are recovered without this step).
   let fragments = 0;
-  const firstLine = await journalFirstLine(file, j.bodyLength);
-  const cut =
-    last && firstLine ? cutFromLine(await readRange(file, last.offset, headEnd), firstLine) : -1;
+  let cut = -1;
+  if (last && j.lastKey && keyOf(last.raw) !== j.lastKey) {
+    const firstLine = await journalFirstLine(file, j.bodyLength);
+    const bytes = firstLine && (await readRange(file, last.offset, headEnd));
+    if (firstLine) {
+      cut = await cutFromLine(bytes, firstLine, j.lastKey, last.variant, Boolean(last.error));
+    }
+  }
   if (cut >= 0) {
     headEnd = last.offset + cut;
     fragments++;
   }
-  // After the prefix: our messages and the arrivals. An arrival appended after a cut-short
-  // line (which its writer ends, without an empty line before its own From_ line) is read as
-  // part of the entry before it; an entry that is none of ours is therefore split again at
-  // From_ lines at any line start (writers quote From_ lines in bodies), and its parts are
-  // matched one by one. Entries that are ours are never split again: one with an unquoted
-  // From_ line in its body (a file written without quoting) stays whole.
+  // After the prefix: our messages and the arrivals. Entries that are ours (by content key)
+  // are dropped as they are. A run of entries that are not is split again (splitRun): its
+  // longest front that is ours (one of our messages, or a cut-short copy of one) is dropped,
+  // the parts after it are matched one by one. Fragment tests read the journal once for all.
   const candidates = [];
   const restKeys = [];
+  const runs = [];
+  let run = null;
   for await (const entry of fileEntries(file, headEnd)) {
     // The cut line itself (read on its own from headEnd, counted above), or an entry over the
     // splitter's size limit, whose bytes are not kept.
     if (entry.error) continue;
     const k = keyOf(entry.raw);
+    restKeys.push(k);
     if (take(newCount, k) || take(oldCount, k)) {
-      restKeys.push(k);
+      run = null;
       continue;
     }
-    for (const part of await splitAnyLine(entry)) {
-      const pk = part === entry ? k : keyOf(part.raw);
-      restKeys.push(pk);
-      if (part !== entry && (take(newCount, pk) || take(oldCount, pk))) continue;
+    if (!run) runs.push((run = []));
+    run.push(entry);
+  }
+  const splits = [];
+  for (const r of runs) splits.push(await splitRun(r));
+  const tests = splits.flatMap((sp) => sp.fronts.map((f) => normalized(f.raw)));
+  const ours = new Array(tests.length).fill(false);
+  if (tests.length) {
+    for await (const entry of splitStream(journalBody(file, j.bodyLength))) {
+      if (entry.error) continue;
+      const b = normalized(entry.raw);
+      tests.forEach((a, i) => {
+        if (!ours[i] && isFragmentOf(a, b)) ours[i] = true;
+      });
+    }
+  }
+  let t = 0;
+  for (const sp of splits) {
+    let from = 0;
+    for (const f of sp.fronts) {
+      const k = keyOf(f.raw);
+      if (!from && (ours[t] || newCount.get(k) || oldCount.get(k))) {
+        if (!take(newCount, k) && !take(oldCount, k)) fragments++;
+        from = f.n;
+      }
+      t++;
+    }
+    for (const part of sp.parts.slice(from)) {
+      const k = keyOf(part.raw);
+      restKeys.push(k);
+      if (take(newCount, k) || take(oldCount, k)) continue;
       candidates.push(part);
     }
   }
@@ -466,12 +538,22 @@ async function recover(file, fd, logger) {
     // an arrival's From_ line must follow an empty line (RFC 4155)
     if (arrivals.length && end.length && end[end.length - 1] !== 0x0a) yield Buffer.from('\n\n');
     else if (arrivals.length && end.length && end[0] !== 0x0a) yield Buffer.from('\n');
-    for (const e of arrivals) yield formatMboxEntry(e);
+    for (const e of arrivals) {
+      const b = formatMboxEntry(e);
+      yield b;
+      // A part split off after a cut line has no empty line after it: the next arrival's
+      // From_ line must follow one.
+      const n = b.length;
+      if (n && b[n - 1] !== 0x0a) yield Buffer.from('\n\n');
+      else if (n && !(b[n - 2] === 0x0a || (b[n - 2] === 0x0d && b[n - 3] === 0x0a)))
+        yield Buffer.from(b[n - 2] === 0x0d ? '\r\n' : '\n');
+    }
   }
   // The new journal replaces the old one by rename: at every instant one of them is committed.
   await commitJournal(file, body(), () => ({
     start: headEnd,
     prefixCount: j.prefixCount,
+    lastKey: j.lastKey || null,
     oldKeys: restKeys,
     dev: st.dev,
     ino: st.ino,

@@ -228,3 +228,106 @@ test('the dotlock is linked from a written temporary: a killed writer leaves no 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/*
+ * Recovery edge cases, on the journal module directly: a rewrite killed right after its
+ * journal was committed, the file then changed as a crash and another writer leave it, then
+ * recover(). Each case names what must survive.
+ */
+describe('recovery keeps exactly the mail in unusual files', () => {
+  const J = require('../lib/mbox-journal');
+  const quiet = { warn() {}, error() {} };
+  const m = (i, body) =>
+    `From a@b Mon Jan  1 00:00:0${i} 2024\nFrom: x\nSubject: m${i}\nMessage-ID: <m${i}>\n\n${body}\n\n`;
+  const BF = 'From bob@x.org Sat Jan  3 01:05:34 1996';
+  const ARRIVAL = (s) =>
+    `From MAILER-DAEMON Tue Feb  2 00:00:00 2024\nFrom: y\nSubject: ${s}\n\nbody\n`;
+
+  async function crash(content, drop, mutate) {
+    const dir = fs.mkdtempSync(path.join(tmp, 'rc-'));
+    const file = path.join(dir, 'mb');
+    fs.writeFileSync(file, content, 'latin1');
+    const fd = fs.openSync(file, 'r+');
+    const ftruncate = jest.spyOn(fs, 'ftruncateSync').mockImplementationOnce(() => {
+      throw new Error('killed');
+    });
+    await expect(J.rewriteInPlace(file, fd, (e) => (e.index === drop ? null : e))).rejects.toThrow(
+      'killed',
+    );
+    ftruncate.mockRestore();
+    const j = fs.readFileSync(J.journalPaths(file).journal);
+    const trailer = JSON.parse(j.toString('latin1').split('\n').slice(-3)[0]);
+    const tail = j.subarray(0, trailer.bodyLength).toString('latin1');
+    const next = mutate(fs.readFileSync(file, 'latin1'), tail, trailer.start);
+    fs.ftruncateSync(fd, 0);
+    fs.writeSync(fd, Buffer.from(next, 'latin1'), 0, Buffer.byteLength(next, 'latin1'), 0);
+    await J.recover(file, fd, quiet);
+    fs.closeSync(fd);
+    const subjects = [];
+    for await (const e of readEntries(file)) {
+      const raw = e.raw.toString('latin1');
+      subjects.push((/^Subject: (.*)$/m.exec(raw) || [null, JSON.stringify(raw)])[1]);
+    }
+    return { subjects, text: fs.readFileSync(file, 'latin1') };
+  }
+
+  test('a kept message whose last line is the start of a From_ line keeps it', async () => {
+    const content = m(0, 'hello') + m(1, 'Thanks,\n\nF') + m(2, 'two') + m(3, 'three');
+    const r = await crash(content, 2, (cur) => cur);
+    expect(r.subjects).toEqual(['m0', 'm1', 'm3']);
+    expect(r.text).toContain('Thanks,\n\nF\n\nFrom a@b');
+    // and when the cut is in the first new From_ line, only the cut is dropped
+    const r2 = await crash(
+      content,
+      2,
+      (cur, tail, start) => cur.slice(0, start) + tail.slice(0, 2),
+    );
+    expect(r2.subjects).toEqual(['m0', 'm1', 'm3']);
+    expect(r2.text).toContain('Thanks,\n\nF\n\nFrom a@b');
+  });
+
+  test.each([false, true])(
+    'a cut after an unquoted From_ line in one of our messages (arrival after it: %s)',
+    async (arrival) => {
+      const content =
+        m(0, 'hello') +
+        m(1, 'one') +
+        m(2, 'two') +
+        m(3, `three\n${BF}\nmore text\nand more`) +
+        m(4, 'four');
+      const r = await crash(content, 2, (cur, tail, start) => {
+        const s = cur.slice(0, start) + tail.slice(0, tail.indexOf('and more') + 3);
+        return arrival ? `${s}\n${ARRIVAL('arr')}` : s;
+      });
+      expect(r.subjects).toEqual(['m0', 'm1', 'm3', 'm4', ...(arrival ? ['arr'] : [])]);
+      expect(r.text).toContain(`three\n${BF}\nmore text\nand more\n`);
+    },
+  );
+
+  test('two deliveries after a cut line, each written with its own empty line', async () => {
+    const content = m(0, 'hello') + m(1, 'one') + m(2, 'two') + m(3, 'three');
+    const r = await crash(
+      content,
+      1,
+      (cur, tail, start) =>
+        `${cur.slice(0, start)}${tail.slice(0, tail.indexOf('two') + 1)}\n${ARRIVAL('a1')}${ARRIVAL('a2')}`,
+    );
+    expect(r.subjects).toEqual(['m0', 'm2', 'm3', 'a1', 'a2']);
+  });
+
+  test('mboxcl2 without empty lines between messages, cut in the first new From_ line', async () => {
+    const c = (i, body) =>
+      `From a@b Mon Jan  1 00:00:0${i} 2024\nFrom: x\nSubject: m${i}\nContent-Length: ${body.length}\n\n${body}`;
+    const content = c(0, 'zero\n') + c(1, 'one\n') + c(2, 'two\n') + c(3, 'three\n');
+    const r = await crash(content, 2, (cur, tail, start) => cur.slice(0, start) + tail.slice(0, 3));
+    expect(r.subjects).toEqual(['m0', 'm1', 'm3']);
+    expect(r.text).toContain('one\nFrom a@b Mon Jan  1 00:00:03 2024\n');
+  });
+
+  test('data before the first message, the first message dropped, cut in the next From_ line', async () => {
+    const content = `junk line\n${m(0, 'a')}${m(1, 'b')}`;
+    const r = await crash(content, 0, (cur, tail, start) => cur.slice(0, start) + tail.slice(0, 3));
+    expect(r.text).toBe(`junk line\n${m(1, 'b')}`);
+    expect(r.subjects).toEqual(['m1']);
+  });
+});

@@ -133,6 +133,22 @@ describe('auth', () => {
     expect(
       errorOf(await post('/api/v1/users', { name: 'bad name', password: 'x' }, ADMIN)),
     ).toEqual([400, 'INVALID_INPUT']);
+    // The password rule is core's checkPassword, the CLI's too: the same code and message.
+    const short = await post('/api/v1/users', { name: 'lee', password: 'short' }, ADMIN);
+    expect(short.json()).toEqual({
+      error: {
+        code: 'INVALID_PASSWORD',
+        message: 'Password not accepted: it must be at least 8 characters',
+      },
+    });
+    expect(short.statusCode).toBe(400);
+    expect(
+      errorOf(await post('/api/v1/users', { name: 'lee', password: 'x'.repeat(1025) }, ADMIN)),
+    ).toEqual([400, 'INVALID_PASSWORD']);
+    expect(errorOf(await post('/api/v1/users', { name: 'lee' }, ADMIN))).toEqual([
+      400,
+      'INVALID_INPUT',
+    ]);
     const tk = await post('/api/v1/users/carl/tokens', {}, ADMIN);
     expect(tk.statusCode).toBe(201);
     expect((await get('/api/v1/mailboxes', tk.json().token)).json()).toEqual({ mailboxes: [] });

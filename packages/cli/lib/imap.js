@@ -64,17 +64,21 @@ async function startImap(o) {
     onProxiedLogin: migrateOnLogin(o),
   });
   const addresses = [];
+  // The variables that move the listener being started: PORT_IN_USE names them, so that the
+  // operator is not sent to the HTTP API's PORT/HOST.
+  let vars = 'IMAP_PORT/IMAP_HOST';
   try {
     const a = await server.listen({ port: s.port, host: s.host });
     addresses.push(`imap://${a.host}:${a.port}${s.tls ? ' (STARTTLS)' : ''}`);
     if (s.tlsPort !== null) {
+      vars = 'IMAP_TLS_PORT/IMAP_HOST';
       const b = await server.listen({ port: s.tlsPort, host: s.host, implicitTls: true });
       addresses.push(`imaps://${b.host}:${b.port}`);
     }
   } catch (err) {
     await server.close().catch(() => {});
     if (err && err.code === 'EADDRINUSE') {
-      throw new errors.PORT_IN_USE(String(err.port || s.port), s.host);
+      throw new errors.PORT_IN_USE(String(err.port || s.port), s.host, vars);
     }
     throw err;
   }

@@ -15,6 +15,10 @@ const defs = {
   MAILBOX_NOT_FOUND: ['No such mailbox: %s', 404],
   MAILBOX_EXISTS: ['Mailbox already exists: %s', 409],
   SOURCE_NOT_FOUND: ['Cannot read source %s: %s', 400],
+  // An export's --out: a missing parent folder, a file where a folder must be, no permission.
+  OUTPUT_NOT_WRITABLE: ['Cannot write %s: %s', 400],
+  // The password rule of @mailgate/core passwords.js (checkPassword), for every door that sets one.
+  INVALID_PASSWORD: ['Password not accepted: %s', 400],
   // @mailgate/query's QueryError message already reads "Invalid query: … at position N".
   INVALID_QUERY: ['%s', 400],
   DB_UNAVAILABLE: ['Database unavailable: %s', 503],
@@ -22,8 +26,14 @@ const defs = {
   VERIFY_FAILED: ['Verification failed: %s', 500],
   // A warning, not a failure: an import whose source holds no mail (report.warnings).
   NO_MAIL_FOUND: ['No mail found in %s%s', 422],
-  // Serving (`mailgate serve`, `mailgate demo`)
-  PORT_IN_USE: ['Port %s on %s is already in use (set PORT/HOST or stop the other server)', 500],
+  // Serving (`mailgate serve`, `mailgate imap`, `mailgate demo`). The last argument names the
+  // variables that move the listener that failed: the HTTP API's unless the IMAP server's are
+  // given, so that the hint never sends the operator to the wrong setting.
+  PORT_IN_USE: [
+    'Port %s on %s is already in use (set %s or stop the other server)',
+    500,
+    ['PORT/HOST'],
+  ],
   // HTTP API
   UNAUTHORIZED: ['Missing, invalid or expired bearer token', 401],
   INVALID_CREDENTIALS: ['Wrong user name or password', 401],
@@ -75,8 +85,30 @@ const defs = {
 };
 
 const errors = {};
-for (const [code, [message, statusCode]] of Object.entries(defs)) {
-  errors[code] = createError(code, message, statusCode);
+for (const [code, [message, statusCode, defaults]] of Object.entries(defs)) {
+  const CodedError = createError(code, message, statusCode);
+  errors[code] = defaults ? withDefaults(CodedError, message, defaults) : CodedError;
+}
+
+/**
+ * The constructor of a code whose last message arguments have defaults: a caller that leaves
+ * them out gets them filled in (callable with or without `new`, like createError's).
+ * @param {Function} CodedError createError's constructor
+ * @param {string} message its template
+ * @param {unknown[]} defaults values of the template's last placeholders
+ * @returns {Function}
+ */
+function withDefaults(CodedError, message, defaults) {
+  const placeholders = (message.match(/%[sdifjoO]/g) || []).length;
+  const first = placeholders - defaults.length;
+  function Defaulted(...args) {
+    if (args.length >= first) {
+      for (let i = args.length; i < placeholders; i++) args[i] = defaults[i - first];
+    }
+    return new CodedError(...args);
+  }
+  Defaulted.prototype = CodedError.prototype;
+  return Defaulted;
 }
 
 /**

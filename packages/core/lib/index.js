@@ -6,7 +6,13 @@ const { createLogger } = require('./logger');
 const { EmbeddedPostgres } = require('./embedded-pg');
 const { openDatabase, MIGRATIONS_DIR } = require('./db');
 const { createProgress } = require('./progress');
-const { hashPassword, verifyPassword } = require('./passwords');
+const {
+  checkPassword,
+  hashPassword,
+  verifyPassword,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_MAX_LENGTH,
+} = require('./passwords');
 const { LoginLimiter, LOGIN_LIMIT_DEFAULTS } = require('./login-limiter');
 const { onShutdown } = require('./shutdown');
 const { upstreamSecurity, UPSTREAM_SECURITY } = require('./upstream-security');
@@ -20,8 +26,11 @@ module.exports = {
   openDatabase,
   MIGRATIONS_DIR,
   createProgress,
+  checkPassword,
   hashPassword,
   verifyPassword,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_MAX_LENGTH,
   LoginLimiter,
   LOGIN_LIMIT_DEFAULTS,
   onShutdown,

@@ -1,11 +1,19 @@
 'use strict';
 
 const crypto = require('node:crypto');
+const { errors } = require('./errors');
 
 /*
- * Password hashing: scrypt (RFC 7914) with a random 16-byte salt. Parameters are stored with
- * the hash (`scrypt$N$r$p$salt$key`) so they can be raised later without breaking old hashes.
+ * Passwords: the one rule for a password a person sets (checkPassword: `mailgate user add`,
+ * `mailgate user passwd`, the API's POST /users), and hashing with scrypt (RFC 7914) and a
+ * random 16-byte salt. Parameters are stored with the hash (`scrypt$N$r$p$salt$key`) so they
+ * can be raised later without breaking old hashes.
  */
+
+// Lengths in characters (code points, as JSON Schema counts them). The upper bound keeps
+// one scrypt call's input, and so a login's cost, bounded.
+const PASSWORD_MIN_LENGTH = 8;
+const PASSWORD_MAX_LENGTH = 1024;
 
 const N = 16384;
 const R = 8;
@@ -18,6 +26,22 @@ function scrypt(password, salt, n, r, p) {
       err ? reject(err) : resolve(key),
     ),
   );
+}
+
+/**
+ * Checks a new password against the rule; INVALID_PASSWORD says what is wrong (never the
+ * password itself).
+ * @param {unknown} password
+ * @returns {string} the password
+ */
+function checkPassword(password) {
+  if (typeof password !== 'string') throw new errors.INVALID_PASSWORD('it must be a string');
+  const length = [...password].length;
+  if (length < PASSWORD_MIN_LENGTH)
+    throw new errors.INVALID_PASSWORD(`it must be at least ${PASSWORD_MIN_LENGTH} characters`);
+  if (length > PASSWORD_MAX_LENGTH)
+    throw new errors.INVALID_PASSWORD(`it must be at most ${PASSWORD_MAX_LENGTH} characters`);
+  return password;
 }
 
 /**
@@ -47,4 +71,10 @@ async function verifyPassword(password, encoded) {
   return key.length === expected.length && crypto.timingSafeEqual(key, expected);
 }
 
-module.exports = { hashPassword, verifyPassword };
+module.exports = {
+  checkPassword,
+  hashPassword,
+  verifyPassword,
+  PASSWORD_MIN_LENGTH,
+  PASSWORD_MAX_LENGTH,
+};

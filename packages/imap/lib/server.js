@@ -109,7 +109,6 @@ class ImapServer {
     const srv = implicit
       ? tls.createServer({ ...this.tlsOptions }, (s) => this.accept(s, true))
       : net.createServer((s) => this.accept(s, false));
-    srv.on('error', (err) => this.log.error({ err: err.message }, 'imap listener error'));
     await new Promise((resolve, reject) => {
       srv.once('error', reject);
       srv.listen(o.port ?? 1143, o.host || '127.0.0.1', () => {
@@ -117,6 +116,9 @@ class ImapServer {
         resolve();
       });
     });
+    // Logged from here on only: a failed listen (EADDRINUSE) is the caller's coded error
+    // (PORT_IN_USE), not also a raw log line before it.
+    srv.on('error', (err) => this.log.error({ err: err.message }, 'imap listener error'));
     this.servers.push(srv);
     const a = srv.address();
     return { port: a.port, host: a.address };

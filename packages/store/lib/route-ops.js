@@ -6,8 +6,10 @@ const { errors } = require('@mailgate/core');
  * The per-user IMAP route (`users.route`, migrations/20261123171500_user_route.js): `store` or
  * `proxy`. The IMAP server asks it at login and, for users it relays, again while their
  * sessions live (so a cutover closes them); `mailgate migrate` sets it. Also the flag of
- * `mailgate migrate --on-login` (users.migrate_on_login). Added to PgStore's prototype
- * (index.js).
+ * `mailgate migrate --on-login` (users.migrate_on_login), and the replacement of a user's
+ * password hash (`mailgate user passwd`): the settings of an existing user row. Added to
+ * PgStore's prototype (index.js). Stores hashes only: the rule and the hashing are
+ * @mailgate/core's (passwords.js), applied by the service.
  */
 
 const ROUTES = Object.freeze(['store', 'proxy']);
@@ -37,6 +39,23 @@ const routeOps = {
       if (!u) throw new errors.USER_NOT_FOUND(name);
       await trx('users').where({ id: u.id }).update({ route });
       return { route, previous: u.route };
+    });
+  },
+
+  /**
+   * Sets (or replaces) a user's password hash: users made by an import or by `user add`
+   * without a password get one this way.
+   * @param {string} name user name
+   * @param {string} passwordHash encoded hash (@mailgate/core hashPassword)
+   * @returns {Promise<{id: number, name: string, replaced: boolean}>} USER_NOT_FOUND; replaced:
+   *   the user had a password before
+   */
+  async setPasswordHash(name, passwordHash) {
+    return this.knex.transaction(async (trx) => {
+      const u = await trx('users').where({ name }).forUpdate().first('id', 'name', 'password_hash');
+      if (!u) throw new errors.USER_NOT_FOUND(name);
+      await trx('users').where({ id: u.id }).update({ password_hash: passwordHash });
+      return { id: u.id, name: u.name, replaced: u.password_hash != null };
     });
   },
 

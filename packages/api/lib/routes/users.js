@@ -1,5 +1,6 @@
 'use strict';
 
+const { checkPassword } = require('@mailgate/core');
 const schemas = require('../schemas/users');
 
 /** User management with the admin token (MAILGATE_ADMIN_TOKEN), through service.users. */
@@ -10,6 +11,7 @@ async function userRoutes(app) {
 
   app.post('/users', { config: admin, schema: schemas.createUser }, async (req, reply) => {
     const { name, password } = req.body;
+    checkPassword(password);
     const u = await app.timed(req, () => users.create(name, { password }));
     reply.code(201);
     return { id: u.id, name: u.name };

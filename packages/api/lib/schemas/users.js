@@ -1,5 +1,6 @@
 'use strict';
 
+const { PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH } = require('@mailgate/core');
 const { errorsFor, tokenAnswer, security } = require('./common');
 
 const userName = { type: 'string', pattern: '^[A-Za-z0-9._@+-]{1,128}$' };
@@ -15,7 +16,12 @@ const createUser = {
     required: ['name', 'password'],
     properties: {
       name: userName,
-      password: { type: 'string', minLength: 8, maxLength: 1024 },
+      // The length rule is core's checkPassword, applied by the route: the CLI applies the
+      // same one, and both answer INVALID_PASSWORD (a schema bound would answer INVALID_INPUT).
+      password: {
+        type: 'string',
+        description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters (INVALID_PASSWORD otherwise)`,
+      },
     },
   },
   response: {

@@ -2,9 +2,12 @@
 
 const { Option } = require('commander');
 const importer = require('@mailgate/importer');
+const { checkOutput, outputFailure } = require('../files');
 
 /*
- * `mailgate export mbox|maildir|mh`: the way back to files (round trips are byte-exact).
+ * `mailgate export mbox|maildir|mh`: the way back to files (round trips are byte-exact). --out
+ * is checked before the store is opened, and a file-system error while writing is reported
+ * as OUTPUT_NOT_WRITABLE naming --out (files.js).
  */
 
 /**
@@ -27,9 +30,12 @@ function register(program, ctx) {
     )
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
-      const r = await ctx.withService((service) =>
-        importer.exportMbox({ store: service.store, ...o }),
-      );
+      checkOutput(o.out, 'file');
+      const r = await ctx
+        .withService((service) => importer.exportMbox({ store: service.store, ...o }))
+        .catch((err) => {
+          throw outputFailure(err, o.out);
+        });
       ctx.out(o.json, r, (x) =>
         process.stderr.write(`wrote ${x.messages} messages (${x.bytes} bytes) to ${x.out}\n`),
       );
@@ -47,7 +53,12 @@ function register(program, ctx) {
       .option('--json', 'print one JSON result object on stdout')
       .action(async (o) => {
         const fn = kind === 'mh' ? importer.exportMh : importer.exportMaildir;
-        const r = await ctx.withService((service) => fn({ store: service.store, ...o }));
+        checkOutput(o.out, 'directory');
+        const r = await ctx
+          .withService((service) => fn({ store: service.store, ...o }))
+          .catch((err) => {
+            throw outputFailure(err, o.out);
+          });
         ctx.out(o.json, r, (x) =>
           process.stderr.write(
             `wrote ${x.messages} messages in ${x.mailboxes} mailboxes to ${x.out}\n`,

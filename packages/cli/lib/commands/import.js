@@ -5,6 +5,7 @@ const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
 const { withInterrupt } = require('../interrupt');
 const { boundImportHeap } = require('../heap');
+const { checkSources } = require('../files');
 
 /*
  * `mailgate import mbox|maildir|mh|imap`: one command per source kind, all through
@@ -91,6 +92,9 @@ named; a source without any mail ends with the warning NO_MAIL_FOUND (exit code 
 async function runImportCommand(ctx, kind, paths, o) {
   const { config, log } = ctx;
   if (!o.user) throw new errors.USAGE(`import ${kind}: --user is required`);
+  const list = Array.isArray(paths) ? paths : [paths];
+  // Before the store: a run that cannot start creates no user and prints no progress line.
+  if (kind !== 'imap') checkSources(kind, list);
   // This process's job is the import: keep its heaps near their live data (heap.js).
   boundImportHeap();
   const report = await withInterrupt((signal) =>
@@ -98,7 +102,7 @@ async function runImportCommand(ctx, kind, paths, o) {
       importer.runImport({
         store: service.store,
         kind,
-        paths: Array.isArray(paths) ? paths : [paths],
+        paths: list,
         user: o.user,
         mailbox: o.mailbox,
         variant: o.variant,

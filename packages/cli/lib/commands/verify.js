@@ -1,11 +1,15 @@
 'use strict';
 
+const path = require('node:path');
 const { Argument } = require('commander');
 const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
+const { checkSources } = require('../files');
 
 /*
- * `mailgate verify`: every source message present and byte-identical; exit 0 only then.
+ * `mailgate verify`: every source message present and byte-identical; exit 0 only then. A
+ * source that is not there is SOURCE_NOT_FOUND, as for import; an mbox checked against a
+ * mailbox that does not exist is MAILBOX_NOT_FOUND (not every message "missing").
  */
 
 /**
@@ -26,9 +30,23 @@ function register(program, ctx) {
     .option('--mailbox <name>', 'mbox: mailbox the file was imported into')
     .option('--json', 'print one JSON result object on stdout')
     .action(async (kind, p, o) => {
-      const r = await ctx.withService((service) =>
-        importer.verifySource({ store: service.store, kind, path: p, ...o }),
-      );
+      checkSources(kind, [p]);
+      const r = await ctx.withService(async (service) => {
+        const res = await importer.verifySource({ store: service.store, kind, path: p, ...o });
+        // An mbox file is one mailbox (--mailbox, else the name import gives the file): when
+        // it does not exist, say so rather than list every message as missing. Asked after
+        // the pass: a file whose entries were all quarantined has no mailbox and verifies.
+        if (!res.ok && kind === 'mbox') {
+          const mailbox = o.mailbox || importer.mailboxForMboxFile(path.resolve(p));
+          const be = await service.openBackend('pg', o.user);
+          try {
+            await be.status(mailbox, { counts: false });
+          } finally {
+            await be.close();
+          }
+        }
+        return res;
+      });
       ctx.out(o.json, r, (x) => {
         process.stderr.write(
           `${x.ok ? 'OK' : 'FAILED'}: ${x.messages} source messages, ${x.present} present and identical, ` +

@@ -441,12 +441,12 @@ function sectionBytes(raw, root, sec) {
   const header = raw.subarray(msg.start, msg.headerEnd);
   if (sec.part === 'HEADER') return header;
   const keep = sec.part === 'HEADER.FIELDS';
-  const chunks = msg.fields
-    .filter((f) => sec.fields.has(f.key) === keep)
-    .map((f) => Buffer.from(f.line, 'latin1'));
-  // The blank line that ends a header is part of HEADER.FIELDS (RFC 3501 6.4.5).
-  chunks.push(Buffer.from('\r\n'));
-  return Buffer.concat(chunks);
+  const lines = msg.fields.filter((f) => sec.fields.has(f.key) === keep).map((f) => f.line);
+  // The blank line that ends a header is part of HEADER.FIELDS (RFC 3501 6.4.5). The section
+  // is built, so CRLF throughout, as meta.js headerFieldsText builds it: a message stored with
+  // LF gave LF lines then a CRLF blank line.
+  lines.push('\r\n');
+  return Buffer.from(lines.join('').replace(/\r?\n/g, '\r\n'), 'latin1');
 }
 
 function partialOf(data, [start, len]) {

@@ -203,7 +203,9 @@ function headerFieldsText(fields, names) {
   }
   const lines = parsed.filter((f) => names.has(f.key)).map((f) => f.line);
   lines.push('\r\n');
-  return lines.join('');
+  // CRLF throughout (RFC 3501 2.2: lines end with CRLF): the section is built, not stored
+  // bytes, and its blank line is CRLF; a message stored with LF would give mixed endings.
+  return lines.join('').replace(/\r?\n/g, '\r\n');
 }
 
 /**

@@ -63,6 +63,17 @@ class Session {
     return a === '127.0.0.1' || a === '::1' || a === '::ffff:127.0.0.1';
   }
 
+  /**
+   * Why a plaintext password is refused here, with the way out this server actually offers:
+   * STARTTLS when it has a certificate; without one, no client can follow that advice.
+   * @param {string} what 'login' or 'authentication'
+   */
+  privacyRequired(what) {
+    return this.server.tlsContext
+      ? `Plaintext ${what} is disabled; use STARTTLS`
+      : `Plaintext ${what} is disabled off loopback, and this server has no TLS certificate (IMAP_TLS_CERT, IMAP_TLS_KEY)`;
+  }
+
   greet() {
     this.resetTimer();
     this.send(

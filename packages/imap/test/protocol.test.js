@@ -345,6 +345,23 @@ describe('TLS', () => {
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  test('off loopback without a certificate: the refusal names what the server lacks, not STARTTLS', async () => {
+    const remote = createImapServer({ service, trustLoopback: false });
+    const { port: p } = await remote.listen({ port: 0 });
+    try {
+      const c = await RawClient.connect(p);
+      expect(await c.cmd('a1', 'CAPABILITY')).not.toMatch(/STARTTLS/);
+      const r = await c.cmd('a2', 'LOGIN alice "secret one"');
+      expect(r).toMatch(
+        /^a2 NO \[PRIVACYREQUIRED\] .*no TLS certificate \(IMAP_TLS_CERT, IMAP_TLS_KEY\)/m,
+      );
+      expect(r).not.toMatch(/STARTTLS/);
+      c.close();
+    } finally {
+      await remote.close();
+    }
+  });
+
   test('off loopback: LOGINDISABLED until STARTTLS, then LOGIN works inside TLS', async () => {
     if (!hasOpenssl) return;
     // Treat loopback like a remote address: what a client on the network sees.
@@ -356,7 +373,9 @@ describe('TLS', () => {
       expect(caps).toMatch(/STARTTLS/);
       expect(caps).toMatch(/LOGINDISABLED/);
       expect(caps).not.toMatch(/AUTH=PLAIN/);
-      expect(await c.cmd('a2', 'LOGIN alice "secret one"')).toMatch(/^a2 NO \[PRIVACYREQUIRED\]/m);
+      expect(await c.cmd('a2', 'LOGIN alice "secret one"')).toMatch(
+        /^a2 NO \[PRIVACYREQUIRED\] Plaintext login is disabled; use STARTTLS/m,
+      );
       const ir = Buffer.from('\0alice\0secret one').toString('base64');
       expect(await c.cmd('a3', `AUTHENTICATE PLAIN ${ir}`)).toMatch(/^a3 NO \[PRIVACYREQUIRED\]/m);
       // Bytes pipelined after STARTTLS are dropped, not run inside TLS.

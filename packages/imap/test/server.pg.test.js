@@ -159,6 +159,16 @@ test('raw wire: HEADER.FIELDS, partial, RFC822.SIZE equals the literal length, i
     'BODY[HEADER.FIELDS (SUBJECT X-CUSTOM)] {48}\r\nSubject: Gas forecast\r\nX-Custom: Tracking-42\r\n\r\n',
   );
   expect(r).toContain('BODY[]<0> {4}\r\nFrom');
+  // A message stored with LF line ends: the built section is CRLF throughout, from the kept
+  // metadata (only header fields asked) and from the stored bytes (with a body part) alike.
+  const subject = 'Subject: =?ISO-8859-1?Q?r=E9sum=E9?=\r\n\r\n';
+  for (const items of [
+    'BODY.PEEK[HEADER.FIELDS (SUBJECT)]',
+    'BODY.PEEK[HEADER.FIELDS (SUBJECT)] BODY.PEEK[1]',
+  ]) {
+    const lf = await c.cmd('c2', `UID FETCH 2 (${items})`);
+    expect(lf).toContain(`BODY[HEADER.FIELDS (SUBJECT)] {${subject.length}}\r\n${subject}`);
+  }
   const seen = await c.cmd('d', 'UID FETCH 3 (BODY[TEXT])');
   expect(seen).toMatch(/FLAGS \(\\Seen\)/);
   expect(await c.cmd('e', 'UID STORE 3 -FLAGS.SILENT (\\Seen)')).not.toMatch(/FETCH/);

@@ -11,6 +11,7 @@ const {
   hasInfoLetter,
 } = require('@mailgate/readers');
 const { errors } = require('@mailgate/core');
+const { canonicalName } = require('@mailgate/store');
 
 const VARIANTS = ['original', 'mboxrd', 'mboxo', 'mboxcl2'];
 
@@ -69,13 +70,27 @@ async function exportMbox(opts) {
 /**
  * Writes all mailboxes as MH folders: mailbox `a/b` → `out/a/b/N`, INBOX → `out/N`, each
  * message under its source file name when it came from an MH folder (so an imported MH tree
- * comes back file for file), else under its uid.
+ * comes back file for file), else under its uid. The flags go to each folder's
+ * `.mh_sequences` as the reader takes them (@mailgate/readers mh.js: `unseen`, `flagged`);
+ * a folder whose messages are all unseen and unflagged gets none, as a folder without one
+ * reads. Other sequences (`cur`, private ones) are not kept.
  *
  * @param {{store: object, user: string, out: string}} opts
  */
 async function exportMh(opts) {
-  return exportTree(opts, async (mb, row, used) => {
-    const dir = mb.name === 'INBOX' ? opts.out : path.join(opts.out, ...mb.name.split('/'));
+  const sequences = new Map(); // dir -> {unseen: number[], flagged: number[], marked: boolean}
+  const res = await exportTree(opts, async (mb, row, used) => {
+    // A file imported from an MH folder goes back to that folder while it is still in the
+    // mailbox the folder became (an `inbox` folder is the mailbox INBOX, not the root).
+    const meta = row.source_meta || {};
+    const folder =
+      meta.mh &&
+      typeof meta.mhFolder === 'string' &&
+      canonicalName(meta.mhFolder || 'INBOX') === mb.name
+        ? meta.mhFolder
+        : null;
+    const home = folder !== null ? folder : mb.name === 'INBOX' ? '' : mb.name;
+    const dir = home === '' ? opts.out : path.join(opts.out, ...home.split('/'));
     let name = row.source_name && /^\d+$/.test(row.source_name) ? row.source_name : String(row.uid);
     while (used.has(`${dir}/${name}`)) name = `${name}.${row.uid}`;
     used.add(`${dir}/${name}`);
@@ -83,7 +98,37 @@ async function exportMh(opts) {
     const file = path.join(dir, name);
     fs.writeFileSync(file, row.raw);
     fs.utimesSync(file, row.internal_date, row.internal_date);
+    if (!/^\d+$/.test(name)) return; // not an MH message number: no sequence can name it
+    if (!sequences.has(dir)) sequences.set(dir, { unseen: [], flagged: [], marked: false });
+    const seq = sequences.get(dir);
+    const flags = row.flags || [];
+    const seen = flags.includes('\\Seen');
+    const flagged = flags.includes('\\Flagged');
+    if (!seen) seq.unseen.push(Number(name));
+    if (flagged) seq.flagged.push(Number(name));
+    if (seen || flagged) seq.marked = true;
   });
+  for (const [dir, seq] of sequences) {
+    if (!seq.marked) continue;
+    const lines = ['unseen', 'flagged']
+      .filter((k) => seq[k].length)
+      .map((k) => `${k}: ${mhRanges(seq[k])}\n`);
+    fs.writeFileSync(path.join(dir, '.mh_sequences'), lines.join(''));
+  }
+  return res;
+}
+
+/** `1-3 7 10-12` (nmh mh-sequence(5)) of message numbers. */
+function mhRanges(numbers) {
+  const n = [...numbers].sort((a, b) => a - b);
+  const out = [];
+  for (let i = 0; i < n.length; i++) {
+    let j = i;
+    while (j + 1 < n.length && n[j + 1] === n[j] + 1) j++;
+    out.push(i === j ? String(n[i]) : `${n[i]}-${n[j]}`);
+    i = j;
+  }
+  return out.join(' ');
 }
 
 /**

@@ -2,6 +2,7 @@
 
 const crypto = require('node:crypto');
 const { errors, createProgress } = require('@mailgate/core');
+const { canonicalName } = require('@mailgate/store');
 const { ParsePool } = require('./pool');
 const { planSources } = require('./plan');
 
@@ -145,6 +146,9 @@ async function raiseKeptUidNexts(run) {
 async function* splitEntries(run, items, resumeAt, position) {
   const occurrences = new Map();
   for await (const it of items) {
+    // The stored name (`inbox` is INBOX): the occurrence count below is per stored mailbox, so
+    // an MH tree's root files and its `inbox` folder, both INBOX, number duplicates together.
+    if (typeof it.mailbox === 'string') it.mailbox = canonicalName(it.mailbox);
     const raw = it.raw || Buffer.alloc(0);
     it.hash = crypto.createHash('sha256').update(raw).digest();
     const occKey = `${it.mailbox}\0${it.hash.toString('base64')}`;

@@ -116,7 +116,11 @@ async function* mhItems(root, opts = {}) {
       flags: m.flags || [],
       keywords: [],
       sourceName: m.name,
-      source: { source_meta: JSON.stringify({ mh: true, root: m.mailbox === '' }) },
+      // mhFolder: the folder as named in the tree; the mailbox may differ (`inbox` is INBOX),
+      // and export mh puts the file back where it was.
+      source: {
+        source_meta: JSON.stringify({ mh: true, root: m.mailbox === '', mhFolder: m.mailbox }),
+      },
       error: null,
     };
   }

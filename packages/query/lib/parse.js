@@ -202,8 +202,9 @@ function operatorNode(name, value, pos) {
     }
     case 'in':
       if (value.trim() === '') throw new QueryError("empty value for 'in:'", pos);
-      // IMAP: the name INBOX is case-insensitive, every other mailbox name is not.
-      return { type: 'mailbox', value: value.toUpperCase() === 'INBOX' ? 'INBOX' : value };
+      // IMAP: the name INBOX is case-insensitive, every other mailbox name is not; INBOX's
+      // inferiors are stored under INBOX (the store's canonicalName).
+      return { type: 'mailbox', value: value.replace(/^inbox(?=\/|$)/i, 'INBOX') };
     /* istanbul ignore next: OPERATORS and this switch list the same names */
     default:
       throw new QueryError(`unknown operator '${name}:'`, pos);

@@ -4,7 +4,7 @@ const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { headerJson } = require('./header-row');
 const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
-const { inMailbox, mustExist, isName } = require('./mailbox-ref');
+const { inMailbox, mustExist, isName, canonicalName } = require('./mailbox-ref');
 const { lockThreads, writeThreadKeys, threadBatch, normId } = require('./thread-ops');
 const {
   MESSAGE_COLUMNS,
@@ -86,6 +86,7 @@ const mailboxOps = {
    */
   async createMailbox(userId, name, opts = {}) {
     validateMailboxName(name);
+    name = canonicalName(name);
     const uidvalidity = Math.floor(Date.now() / 1000);
     const r = await this.knex.raw(
       `INSERT INTO mailboxes (user_id, name, uidvalidity, special_use, subscribed)
@@ -106,6 +107,8 @@ const mailboxOps = {
    */
   async renameMailbox(userId, from, to) {
     validateMailboxName(to);
+    from = canonicalName(from);
+    to = canonicalName(to);
     if (from === 'INBOX') throw new errors.INVALID_INPUT('INBOX cannot be renamed');
     return this.knex.transaction(async (trx) => {
       const src = await trx('mailboxes').where({ user_id: userId, name: from }).forUpdate();
@@ -144,6 +147,7 @@ const mailboxOps = {
    * @param {string} name
    */
   async deleteMailbox(userId, name) {
+    name = canonicalName(name);
     if (name === 'INBOX') throw new errors.INVALID_INPUT('INBOX cannot be deleted');
     return this.knex.transaction(async (trx) => {
       const mb = await trx('mailboxes').where({ user_id: userId, name }).forUpdate().first();
@@ -169,6 +173,7 @@ const mailboxOps = {
    * @param {boolean} subscribed
    */
   async setSubscribed(userId, name, subscribed) {
+    name = canonicalName(name);
     const n = await this.knex('mailboxes')
       .where({ user_id: userId, name })
       .update({ subscribed: Boolean(subscribed) });

@@ -13,12 +13,25 @@ const { errors } = require('@mailgate/core');
  */
 
 /**
- * A mailbox reference by name.
+ * The stored form of a mailbox name: INBOX in any case is INBOX (RFC 3501 5.1: the name is
+ * case-insensitive), and so is the first level of its inferiors (`inbox/x` is `INBOX/x`, as
+ * IMAP LIST shows them). Every other name is case-sensitive and kept as given. Without this an
+ * MH tree's `inbox` folder (nmh's default) became a mailbox of its own that IMAP could not
+ * select: `SELECT inbox` opens INBOX.
+ * @param {string} name
+ * @returns {string}
+ */
+function canonicalName(name) {
+  return String(name).replace(/^inbox(?=\/|$)/i, 'INBOX');
+}
+
+/**
+ * A mailbox reference by name (canonicalName).
  * @param {string} name
  * @returns {{name: string}}
  */
 function byName(name) {
-  return Object.freeze({ name: String(name) });
+  return Object.freeze({ name: canonicalName(name) });
 }
 
 /** @param {unknown} ref */
@@ -86,4 +99,4 @@ function mustExist(ref, mailbox) {
   if (!mailbox && isName(ref)) throw new errors.MAILBOX_NOT_FOUND(ref.name);
 }
 
-module.exports = { byName, isName, mailboxWhere, inMailbox, mustExist };
+module.exports = { byName, canonicalName, isName, mailboxWhere, inMailbox, mustExist };

@@ -16,7 +16,7 @@ const {
 } = require('./header-row');
 const { ListCache, pageOf } = require('./list-cache');
 const { planKeptUids } = require('./kept-uids');
-const { inMailbox, mustExist, isName } = require('./mailbox-ref');
+const { inMailbox, mustExist, isName, canonicalName } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
 const { chunksIn } = require('./chunks-sql');
 
@@ -107,6 +107,7 @@ class PgStore {
    */
   async ensureMailbox(userId, name) {
     validateMailboxName(name);
+    name = canonicalName(name);
     const found = await this.knex('mailboxes').where({ user_id: userId, name }).first();
     if (found) return found;
     // UIDVALIDITY: seconds since epoch at creation, the common server choice (RFC 3501 2.3.1.1
@@ -124,6 +125,7 @@ class PgStore {
    * @param {string} name
    */
   async getMailbox(userId, name) {
+    name = canonicalName(name);
     const mb = await this.knex('mailboxes').where({ user_id: userId, name }).first();
     if (!mb) throw new errors.MAILBOX_NOT_FOUND(name);
     return mb;

@@ -13,8 +13,7 @@ module.exports = {
     arity(cmd, 1, 2);
     const mech = atomArg(cmd.args[0], 'mechanism');
     if (mech !== 'PLAIN') throw no('Unsupported authentication mechanism', 'CANNOT');
-    if (!s.privacyOk)
-      throw no('Plaintext authentication is disabled; use STARTTLS', 'PRIVACYREQUIRED');
+    if (!s.privacyOk) throw no(s.privacyRequired('authentication'), 'PRIVACYREQUIRED');
     let response = cmd.args[1] ? astring(cmd.args[1], 'initial response') : null;
     if (response === null) {
       s.send(Buffer.from('+ \r\n'));

@@ -12,7 +12,7 @@ module.exports = {
     arity(cmd, 2);
     const user = astring(cmd.args[0], 'user name');
     const password = astring(cmd.args[1], 'password');
-    if (!s.privacyOk) throw no('Plaintext login is disabled; use STARTTLS', 'PRIVACYREQUIRED');
+    if (!s.privacyOk) throw no(s.privacyRequired('login'), 'PRIVACYREQUIRED');
     return authenticate(s, user, password);
   },
 };

@@ -180,6 +180,9 @@ async function runFetch(s, args, byUid) {
       .map((n) => v.uidAt(n))
       .filter((u) => !rows.get(u).flags.includes('\\Seen'));
     if (unseen.length) {
+      // A write: the sync after this FETCH reads the status again (session.js), so a \Seen that
+      // another session set first, which this write then did not change, is reported now.
+      if (s.checked) s.checked.wrote = true;
       const { changed } = flagResult(await s.backend.setFlags(v.name, unseen, ['\\Seen'], []));
       v.noteOwn(changed);
       for (const c of changed) {

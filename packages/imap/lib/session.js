@@ -172,14 +172,15 @@ class Session {
       const res = (await mod.run(this, cmd)) || {};
       if (this.closed || res.answered) return;
       // After a command that only reads (FETCH, SEARCH), the status read by the check above
-      // serves the sync too, unless the command changed something itself (a FETCH that set
-      // \Seen): one round trip less per command. A change another session makes meanwhile
+      // serves the sync too, unless the command wrote (a FETCH that sets \Seen marks
+      // `checked.wrote`): one round trip less per command. A change another session makes meanwhile
       // is reported at the next command, as RFC 3501 7 allows.
       const pre = this.checked;
       const readsOnly = typeof mod.readsOnly === 'function' ? mod.readsOnly(cmd) : !!mod.readsOnly;
       const status =
         readsOnly &&
         pre &&
+        !pre.wrote &&
         pre.view === this.view &&
         this.view.own.size === 0 &&
         this.view.modseq === pre.modseq

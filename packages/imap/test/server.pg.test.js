@@ -520,6 +520,11 @@ test('a command that only reads costs two statements when nothing changed; chang
   }
   expect(r).toMatch(/FLAGS \(\\Seen\)/);
   expect(sql.filter((q) => /FROM mailboxes/i.test(q)).length).toBeGreaterThanOrEqual(2);
+  // Another session sets \Seen first: this FETCH's own \Seen then changes nothing, and the
+  // other session's change is still reported before the tagged OK.
+  await be.setFlags('Trips', [4], ['\\Seen'], []);
+  r = await c.cmd('h', 'UID FETCH 4 (BODY[TEXT])');
+  expect(r).toMatch(/UID 4 FLAGS \(\\Seen\)/);
   c.close();
   await be.close();
 });

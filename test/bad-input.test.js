@@ -35,7 +35,16 @@ test('NUL bytes: in a header → quarantined; in a body → stored exactly, text
   const s = cli(['search', 'zebra', '--user', 'bad', '--mailbox', 'nul', '--json']).json;
   expect(s.uids).toEqual([2]);
   const q = cli(['quarantine', '--user', 'bad', '--json']).json;
-  expect(q.quarantine.find((x) => x.reason === 'nul-in-header')).toBeTruthy();
+  const entry = q.quarantine.find((x) => x.reason === 'nul-in-header');
+  expect(entry).toBeTruthy();
+  // its exact bytes, to fix and import again
+  const raw = cli(['quarantine', '--user', 'bad', '--raw', String(entry.id)]);
+  expect({ code: raw.code, stdout: raw.stdout }).toEqual({ code: 0, stdout: nulHeader.toString() });
+  const none = cli(['quarantine', '--user', 'bad', '--raw', '999999', '--json']);
+  expect({ code: none.code, error: none.json.error.code }).toEqual({
+    code: 1,
+    error: 'QUARANTINE_NOT_FOUND',
+  });
   const out = path.join(tmp, 'nul-out.mbox');
   cli(['export', 'mbox', '--user', 'bad', '--mailbox', 'nul', '--out', out]);
   expect(fs.readFileSync(out).includes(nulBody)).toBe(true);

@@ -41,6 +41,7 @@ const defs = {
   NOT_FOUND: ['No such route: %s', 404],
   MESSAGE_NOT_FOUND: ['No such message: uid %s', 404],
   THREAD_NOT_FOUND: ['No such thread: %s', 404],
+  QUARANTINE_NOT_FOUND: ['No such quarantine entry: %s', 404],
   ATTACHMENT_NOT_FOUND: ['No such part: %s', 404],
   // A message over the request-time parse budget (MAILGATE_PARSE_TIME_MS/_MEMORY_MB), or not
   // a message at all (legacy folders): its raw bytes can still be downloaded.

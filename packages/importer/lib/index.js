@@ -5,7 +5,7 @@ const { deriveRow } = require('./derive');
 const { mailboxForMboxFile } = require('./sources');
 const { exportMbox, exportMh, exportMaildir } = require('./export');
 const { verifySource } = require('./verify');
-const { listQuarantine } = require('./quarantine');
+const { listQuarantine, quarantineRaw } = require('./quarantine');
 const { verifyImap } = require('./imap-verify');
 const { migrateAccount } = require('./migrate');
 
@@ -18,6 +18,7 @@ module.exports = {
   exportMaildir,
   verifySource,
   listQuarantine,
+  quarantineRaw,
   verifyImap,
   migrateAccount,
 };

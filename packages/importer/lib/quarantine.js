@@ -11,4 +11,14 @@ async function listQuarantine(opts) {
   return opts.store.listQuarantine(user.id, { source: opts.source, limit: opts.limit });
 }
 
-module.exports = { listQuarantine };
+/**
+ * The exact bytes of one quarantine entry of a user (to fix and import again).
+ * @param {{store: import('@mailgate/store').PgStore, user: string, id: number}} opts
+ * @returns {Promise<Buffer>} QUARANTINE_NOT_FOUND
+ */
+async function quarantineRaw(opts) {
+  const user = await opts.store.getUser(opts.user);
+  return opts.store.quarantineRaw(user.id, opts.id);
+}
+
+module.exports = { listQuarantine, quarantineRaw };

@@ -682,6 +682,18 @@ class PgStore {
     if (opts.source) q.andWhere({ source: opts.source });
     return q;
   }
+
+  /**
+   * The exact bytes an import kept in quarantine (one of listQuarantine's ids, of this user).
+   * @param {number} userId
+   * @param {number} id
+   * @returns {Promise<Buffer>} QUARANTINE_NOT_FOUND when the user has no such entry
+   */
+  async quarantineRaw(userId, id) {
+    const row = await this.knex('quarantine').select('raw').where({ user_id: userId, id }).first();
+    if (!row) throw new errors.QUARANTINE_NOT_FOUND(String(id));
+    return row.raw;
+  }
 }
 
 const MESSAGE_COLUMNS = [

@@ -72,10 +72,22 @@ async function runStore(s, args, byUid) {
   }
   let changed = [];
   let highestModseq = null;
-  if (targets.length && (add.length || remove.length)) {
-    ({ changed, highestModseq } = flagResult(
-      await s.backend.setFlags(v.name, targets, add, remove),
-    ));
+  // The checks above read rows as of this command's start; the service decides both again in
+  // the write itself (pg: under the mailbox lock), so a change another session makes in
+  // between is neither overwritten past UNCHANGEDSINCE nor left standing by a FLAGS replace.
+  const replace = m[1] === '';
+  if (targets.length && (add.length || remove.length || replace)) {
+    const res = await s.backend.setFlags(v.name, targets, add, remove, {
+      replace,
+      unchangedSince,
+    });
+    ({ changed, highestModseq } = flagResult(res));
+    const late = new Set((res && res.modified) || []);
+    if (late.size) {
+      targets = targets.filter((u) => !late.has(u));
+      modified.push(...late);
+      modified.sort((x, y) => x - y);
+    }
   }
   v.noteOwn(changed);
   const byUidChanged = new Map(changed.map((c) => [Number(c.uid), c]));

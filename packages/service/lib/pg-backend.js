@@ -234,13 +234,24 @@ class PgBackend extends MailBackend {
     };
   }
 
-  async setFlags(mailbox, uidsOrQuery, add = [], remove = []) {
+  /**
+   * opts.replace: the flags become exactly `add` (`remove` is not used); opts.unchangedSince:
+   * messages above that modseq are left alone and listed in `modified`. Both decided in the
+   * store's one statement under the mailbox lock (IMAP STORE FLAGS and UNCHANGEDSINCE).
+   */
+  async setFlags(mailbox, uidsOrQuery, add = [], remove = [], opts = {}) {
     await this.writable();
     const sel = Array.isArray(uidsOrQuery)
       ? { uids: uidsOrQuery.map(Number) }
       : { query: paging.toAst(uidsOrQuery) };
     // the store refuses an `in:` of a mailbox the user does not have (INVALID_QUERY)
-    return this.store.setFlags(this.user.id, byName(mailbox), { ...sel, add, remove });
+    return this.store.setFlags(this.user.id, byName(mailbox), {
+      ...sel,
+      add,
+      remove,
+      replace: Boolean(opts.replace),
+      unchangedSince: opts.unchangedSince ?? null,
+    });
   }
 
   /**

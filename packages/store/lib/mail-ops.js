@@ -346,10 +346,17 @@ const mailOps = {
    * Adds and removes flags (`\Seen` …) and keywords (`$Label1`, `Junk` …) on the messages
    * selected by uids or by a query (text or AST), in one transaction. Only messages whose
    * flags actually change get the new modseq.
+   *
+   * IMAP STORE's two conditions are decided here, under the mailbox lock that every change of
+   * the mailbox's rows takes, so no other change comes between the check and the write:
+   * `replace` sets the flags and keywords to exactly `add` (STORE FLAGS), and
+   * `unchangedSince` (RFC 7162 3.1.3 UNCHANGEDSINCE) leaves every selected message whose
+   * modseq is above it as it is and lists it in `modified`.
    * @param {number} userId
    * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
-   * @param {{uids?: number[], query?: string|object, add?: string[], remove?: string[]}} opts
-   * @returns {Promise<{matched: number, changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, highestModseq: number}>}
+   * @param {{uids?: number[], query?: string|object, add?: string[], remove?: string[],
+   *   replace?: boolean, unchangedSince?: number|null}} opts
+   * @returns {Promise<{matched: number, changed: Array<{uid: number, flags: string[], keywords: string[], modseq: number}>, highestModseq: number, modified: number[]}>}
    */
   async setFlags(userId, mailbox, opts) {
     const add = splitFlags(opts.add);
@@ -371,50 +378,61 @@ const mailOps = {
       selector = w.sql;
       selBindings = w.bindings;
     }
+    const replace = Boolean(opts.replace);
+    const newSet = (col, alias) =>
+      replace
+        ? `ARRAY(SELECT DISTINCT ${alias} FROM unnest(?::text[]) AS ${alias} ORDER BY ${alias})`
+        : `ARRAY(SELECT DISTINCT ${alias} FROM unnest(m.${col} || ?::text[]) AS ${alias}
+                  WHERE ${alias} <> ALL(?::text[]) ORDER BY ${alias})`;
+    const setBindings = (part) => (replace ? [add[part]] : [add[part], remove[part]]);
+    const since = opts.unchangedSince == null ? null : Number(opts.unchangedSince);
     return this.knex.transaction(async (trx) => {
       const mb = await lockMailbox(trx, userId, mailbox);
       const mailboxId = mb.id;
       const modseq = Number(mb.highestmodseq) + 1;
       const r = await trx.raw(
         `WITH sel AS (
-           SELECT m.uid, m.flags, m.keywords,
-                  ARRAY(SELECT DISTINCT f FROM unnest(m.flags || ?::text[]) AS f
-                         WHERE f <> ALL(?::text[]) ORDER BY f) AS nf,
-                  ARRAY(SELECT DISTINCT x FROM unnest(m.keywords || ?::text[]) AS x
-                         WHERE x <> ALL(?::text[]) ORDER BY x) AS nk
+           SELECT m.uid, m.flags, m.keywords, m.modseq,
+                  ${newSet('flags', 'f')} AS nf,
+                  ${newSet('keywords', 'x')} AS nk
              FROM messages m
             WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged AND (${selector})
          ), upd AS (
            UPDATE messages t SET flags = sel.nf, keywords = sel.nk, modseq = ?
              FROM sel
             WHERE t.user_id = ? AND t.mailbox_id = ? AND t.uid = sel.uid
+              AND (?::bigint IS NULL OR sel.modseq <= ?::bigint)
               AND NOT (sel.nf @> sel.flags AND sel.flags @> sel.nf
                        AND sel.nk @> sel.keywords AND sel.keywords @> sel.nk)
            RETURNING t.uid, t.flags, t.keywords, t.modseq
          )
          SELECT (SELECT count(*) FROM sel)::int AS matched,
-                (SELECT coalesce(json_agg(upd ORDER BY upd.uid), '[]'::json) FROM upd) AS changed`,
+                (SELECT coalesce(json_agg(upd ORDER BY upd.uid), '[]'::json) FROM upd) AS changed,
+                (SELECT coalesce(json_agg(sel.uid ORDER BY sel.uid), '[]'::json) FROM sel
+                  WHERE ?::bigint IS NOT NULL AND sel.modseq > ?::bigint) AS modified`,
         [
-          add.flags,
-          remove.flags,
-          add.keywords,
-          remove.keywords,
+          ...setBindings('flags'),
+          ...setBindings('keywords'),
           userId,
           mailboxId,
           ...selBindings,
           modseq,
           userId,
           mailboxId,
+          since,
+          since,
+          since,
+          since,
         ],
       );
-      const { matched, changed } = r.rows[0];
+      const { matched, changed, modified } = r.rows[0];
       let highestModseq = Number(mb.highestmodseq);
       if (changed.length) {
         const uids = changed.map((c) => c.uid);
         await recordChange(this, trx, userId, mailboxId, uids, modseq);
         highestModseq = modseq;
       }
-      return { matched, changed, highestModseq };
+      return { matched, changed, highestModseq, modified: modified.map(Number) };
     });
   },
 

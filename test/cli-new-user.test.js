@@ -297,3 +297,30 @@ test('IMAP port in use: PORT_IN_USE names IMAP_PORT/IMAP_HOST, not PORT/HOST', a
     await new Promise((resolve) => blocker.close(resolve));
   }
 });
+
+test('on a terminal, an import with a quarantined entry prints the report, not JSON log lines', () => {
+  const bad = path.join(suite.tmp, 'tty-bad.mbox');
+  fs.writeFileSync(
+    bad,
+    mboxOf([
+      msg({ subject: 'fine' }),
+      Buffer.from('From: x@example.org\nSubject: bad\0nul\n\nbody\n'),
+    ]),
+  );
+  // script(1) gives the CLI a pseudo-terminal; LOG_LEVEL info, the default a new user has
+  const cmd = [process.execPath, CLI, 'import', 'mbox', bad, '--user', 'tty']
+    .map((a) => `'${a}'`)
+    .join(' ');
+  const run = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+    env: { ...process.env, DATABASE_URL: suite.db.url, LOG_LEVEL: 'info' },
+    encoding: 'utf8',
+  });
+  expect(run.status).toBe(0);
+  expect(run.stdout).toMatch(/quarantined .*tty-bad\.mbox byte \d+: nul-in-header/);
+  expect(run.stdout).not.toMatch(/"level":\s*40/);
+  // without a terminal (a script, a service) the log lines stay
+  const piped = suite.cli(['import', 'mbox', bad, '--user', 'tty2'], {
+    env: { LOG_LEVEL: 'info' },
+  });
+  expect(piped.stderr).toMatch(/"msg":"quarantined"/);
+});

@@ -111,7 +111,9 @@ async function runImportCommand(ctx, kind, paths, o) {
         batchSize: config.batchSize,
         progress: !o.quiet,
         signal,
-        log,
+        // On a terminal the progress line owns stderr and the report below names every
+        // quarantined entry and warning: the per-entry warn lines (JSON) only cut into it.
+        log: !o.json && process.stderr.isTTY ? log.child({}, { level: 'error' }) : log,
       }),
     ),
   );

@@ -324,3 +324,12 @@ test('on a terminal, an import with a quarantined entry prints the report, not J
   });
   expect(piped.stderr).toMatch(/"msg":"quarantined"/);
 });
+
+test('ls --limit without --mailbox is a usage error, not silently ignored', () => {
+  const r = suite.cli(['ls', '--user', 'alice', '--limit', '2', '--json']);
+  expect(r.code).toBe(2);
+  expect(onlyError(r)).toMatchObject({
+    code: 'USAGE',
+    message: expect.stringMatching(/--mailbox/),
+  });
+});

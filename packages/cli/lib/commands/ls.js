@@ -1,5 +1,6 @@
 'use strict';
 
+const { errors } = require('@mailgate/core');
 const { printTable } = require('../format');
 const { positiveInt } = require('../context');
 
@@ -18,10 +19,14 @@ function register(program, ctx) {
     .description("list a user's mailboxes, or a mailbox's header rows")
     .requiredOption('--user <user>', 'mailgate user name')
     .option('--mailbox <name>', "this mailbox's header rows instead of the mailbox list")
-    .option('--limit <n>', 'header rows to show', positiveInt('--limit'))
+    .option('--limit <n>', 'header rows to show (with --mailbox)', positiveInt('--limit'))
     .option('--json', 'print one JSON result object on stdout')
-    .action((o) =>
-      ctx.withBackend('pg', o.user, async (be) => {
+    .action((o) => {
+      // The mailbox list has no limit: a --limit without --mailbox was silently ignored.
+      if (o.limit !== undefined && !o.mailbox) {
+        throw new errors.USAGE('ls: --limit applies to header rows: add --mailbox <name>');
+      }
+      return ctx.withBackend('pg', o.user, async (be) => {
         if (!o.mailbox) {
           const boxes = await be.listMailboxes();
           ctx.out(o.json, { user: o.user, mailboxes: boxes }, (x) =>
@@ -33,8 +38,8 @@ function register(program, ctx) {
         ctx.out(o.json, { user: o.user, mailbox: o.mailbox, messages: rows }, (x) =>
           printTable(x.messages.map(tableRow), ['uid', 'date', 'from', 'subject', 'size', 'flags']),
         );
-      }),
-    );
+      });
+    });
 }
 
 function tableRow(r) {

@@ -50,8 +50,26 @@ test('pg and maildir answer with the same contract and the same uids', () => {
   ]);
   const inbox = cli(['search', 'gas', '--user', 'sam', '--mailbox', 'INBOX', '--json']).json;
   expect(inbox.mailboxes.map((m) => m.mailbox)).toEqual(['INBOX']);
-  const human = cli(['search', 'subject:gas', '--user', 'sam', '--backend', 'maildir']);
-  expect(human.stdout).toMatch(/^3 matching messages\n {2}INBOX: \d+ \d+\n {2}Work: \d+\n$/);
+  // For a person: the hits' rows, as ls shows a mailbox, on the legacy backend and on pg.
+  for (const backend of ['maildir', 'pg']) {
+    const human = cli(['search', 'subject:gas', '--user', 'sam', '--backend', backend]);
+    const lines = human.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('3 matching messages');
+    expect(lines[1]).toMatch(/^mailbox\s+uid\s+date\s+from\s+subject$/);
+    expect(lines.slice(2).map((l) => l.split(/\s+/)[0])).toEqual(['INBOX', 'INBOX', 'Work']);
+    for (const l of lines.slice(2)) expect(l).toMatch(/gas/i);
+    const one = cli([
+      'search',
+      'subject:gas',
+      '--user',
+      'sam',
+      '--backend',
+      backend,
+      '--limit',
+      '1',
+    ]);
+    expect(one.stdout).toMatch(/^3 matching messages\nmailbox.*\nINBOX .*\n… 2 more/);
+  }
 });
 
 test('a backend the user has no storage for is a coded failure; a bad query is usage', () => {

@@ -21,4 +21,20 @@ function printTable(rows, cols) {
   if (!rows.length) process.stdout.write('(none)\n');
 }
 
-module.exports = { printTable };
+/**
+ * The cells of a header row in a table (ls, search).
+ * @param {{uid: number, date: string|null, from: {name: string, address: string}|null,
+ *   subject: string|null, size: number, flags: string[]}} r
+ */
+function headerCells(r) {
+  return {
+    uid: r.uid,
+    date: r.date ? r.date.slice(0, 16).replace('T', ' ') : '',
+    from: r.from ? r.from.address || r.from.name : '',
+    subject: r.subject || '',
+    size: r.size,
+    flags: (r.flags || []).join(' '),
+  };
+}
+
+module.exports = { printTable, headerCells };

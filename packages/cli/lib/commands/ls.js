@@ -1,7 +1,7 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const { printTable } = require('../format');
+const { printTable, headerCells } = require('../format');
 const { positiveInt } = require('../context');
 
 /*
@@ -36,21 +36,17 @@ function register(program, ctx) {
         }
         const { rows } = await be.scan(o.mailbox, { limit: o.limit });
         ctx.out(o.json, { user: o.user, mailbox: o.mailbox, messages: rows }, (x) =>
-          printTable(x.messages.map(tableRow), ['uid', 'date', 'from', 'subject', 'size', 'flags']),
+          printTable(x.messages.map(headerCells), [
+            'uid',
+            'date',
+            'from',
+            'subject',
+            'size',
+            'flags',
+          ]),
         );
       });
     });
-}
-
-function tableRow(r) {
-  return {
-    uid: r.uid,
-    date: r.date ? r.date.slice(0, 16).replace('T', ' ') : '',
-    from: r.from ? r.from.address || r.from.name : '',
-    subject: r.subject || '',
-    size: r.size,
-    flags: r.flags.join(' '),
-  };
 }
 
 module.exports = { register };

@@ -2,6 +2,8 @@
 
 const { Option } = require('commander');
 const { KINDS } = require('@mailgate/service');
+const { printTable, headerCells } = require('../format');
+const { positiveInt } = require('../context');
 
 /*
  * `mailgate search QUERY`: the query language on one backend (openBackend(kind, user));
@@ -35,11 +37,14 @@ function register(program, ctx) {
         .choices(KINDS)
         .default('pg'),
     )
+    .option('--limit <n>', 'hits shown as rows on a terminal (default 20)', positiveInt('--limit'))
     .option('--json', 'print one JSON result object on stdout')
     .action((terms, o) =>
       ctx.withBackend(o.backend, o.user, async (be) => {
-        // limit 0: the hits (total, uids per mailbox) without their header rows.
-        const r = await be.search(terms.join(' '), { mailbox: o.mailbox, limit: 0 });
+        // --json: the hits (total, uids per mailbox) without header rows (limit 0); for a
+        // person, the first hits' rows (date, sender, subject), as ls shows a mailbox.
+        const limit = o.json ? 0 : (o.limit ?? 20);
+        const r = await be.search(terms.join(' '), { mailbox: o.mailbox, limit });
         const result = {
           total: r.total,
           uids: r.mailboxes.flatMap((m) => m.uids),
@@ -47,8 +52,13 @@ function register(program, ctx) {
         };
         ctx.out(o.json, result, (x) => {
           process.stdout.write(`${x.total} matching messages\n`);
-          for (const m of x.mailboxes)
-            process.stdout.write(`  ${m.mailbox}: ${m.uids.join(' ')}\n`);
+          const rows = (r.rows || []).map((h) => ({ mailbox: h.mailbox, ...headerCells(h) }));
+          if (rows.length) printTable(rows, ['mailbox', 'uid', 'date', 'from', 'subject']);
+          if (x.total > rows.length) {
+            process.stdout.write(
+              `… ${x.total - rows.length} more (--limit N, or --json for every uid)\n`,
+            );
+          }
         });
       }),
     );

@@ -70,6 +70,8 @@ test('pg and maildir answer with the same contract and the same uids', () => {
     ]);
     expect(one.stdout).toMatch(/^3 matching messages\nmailbox.*\nINBOX .*\n… 2 more/);
   }
+  const both = cli(['search', 'gas', '--user', 'sam', '--json', '--limit', '1']);
+  expect({ code: both.code, error: both.json.error.code }).toEqual({ code: 2, error: 'USAGE' });
 });
 
 test('a backend the user has no storage for is a coded failure; a bad query is usage', () => {

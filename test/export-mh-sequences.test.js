@@ -4,7 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { runImport, exportMh } = require('@mailgate/importer');
 const { useServiceSuite } = require('./support/db');
-const { msg } = require('./support/mail');
+const { msg, mboxOf } = require('./support/mail');
 
 /*
  * export mh writes each folder's flags back as `.mh_sequences` (unseen, flagged: what the MH
@@ -47,5 +47,47 @@ describe('export mh keeps flags in .mh_sequences', () => {
       ['inbox 5', []],
       ['inbox 6', ['\\Flagged', '\\Seen']],
     ]);
+  });
+
+  test('numbers taken by mail of another source get the next free number, and read back', async () => {
+    const store = ctx.service.store;
+    const mbox = path.join(ctx.tmp, 'two.mbox');
+    fs.writeFileSync(mbox, mboxOf([msg({ subject: 'mbox 1' }), msg({ subject: 'mbox 2' })]));
+    await runImport({
+      store,
+      kind: 'mbox',
+      paths: [mbox],
+      user: 'mixed',
+      mailbox: 'INBOX',
+      workers: 0,
+      progress: false,
+    });
+    const root = path.join(ctx.tmp, 'mh-root');
+    fs.mkdirSync(root, { recursive: true });
+    fs.writeFileSync(path.join(root, '2'), msg({ subject: 'mh 2' })); // root files are INBOX
+    await runImport({
+      store,
+      kind: 'mh',
+      paths: [root],
+      user: 'mixed',
+      workers: 0,
+      progress: false,
+    });
+    const out = path.join(ctx.tmp, 'mixed-out');
+    await exportMh({ store, user: 'mixed', out });
+    const names = fs.readdirSync(out).sort();
+    expect(names).toEqual(['1', '2', '3']);
+    await runImport({
+      store,
+      kind: 'mh',
+      paths: [out],
+      user: 'mixed2',
+      workers: 0,
+      progress: false,
+    });
+    const b = await ctx.service.openBackend('pg', 'mixed2');
+    const subjects = (await b.scan('INBOX', {})).rows.map((r) => r.subject).sort();
+    await b.close();
+    expect(subjects).toEqual(['mbox 1', 'mbox 2', 'mh 2']);
   });
 });

@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
-const { runImport, exportMh } = require('@mailgate/importer');
+const { runImport, exportMh, verifySource } = require('@mailgate/importer');
 const { createTestDatabase, useServiceSuite } = require('./support/db');
 const { msg } = require('./support/mail');
 const { startPgServer } = require('../packages/imap/test/helpers');
@@ -78,6 +78,18 @@ describe('INBOX in any case is INBOX', () => {
     ]);
   });
 
+  test('verify reads an inbox folder as the import stored it: both copies counted, one lost is missing', async () => {
+    const root = path.join(ctx.tmp, 'mh2'); // the tree of the test above, imported as `twice`
+    const store = ctx.service.store;
+    const ok = await verifySource({ store, user: 'twice', kind: 'mh', path: root });
+    expect(ok).toMatchObject({ ok: true, messages: 2, present: 2 });
+    const be = await ctx.service.openBackend('pg', 'twice');
+    await be.expunge('INBOX', [2], { force: true });
+    await be.close();
+    const lost = await verifySource({ store, user: 'twice', kind: 'mh', path: root });
+    expect(lost).toMatchObject({ ok: false, present: 1, missing: 1 });
+  });
+
   test('create, rename and subscribe by another case of INBOX act on INBOX', async () => {
     const be = await ctx.service.openBackend('pg', 'nmh');
     await expect(be.createMailbox('inbox')).rejects.toMatchObject({ code: 'MAILBOX_EXISTS' });
@@ -108,25 +120,39 @@ test('over IMAP: SELECT inbox and SELECT INBOX are the same mailbox, CREATE inbo
     expect(list.match(/^\* LIST .*$/gm)).toHaveLength(1);
     expect(await c.cmd('c', 'SELECT inbox')).toMatch(/\* 1 EXISTS/);
     expect(await c.cmd('d', 'CREATE Inbox')).toMatch(/^d NO /m);
+    // inferiors too: `inbox/sub` is INBOX/sub for every command
+    expect(await c.cmd('e', 'CREATE inbox/sub')).toMatch(/^e OK/m);
+    expect(await c.cmd('f', 'APPEND inbox/sub {5}\r\nhello')).toMatch(/^f OK/m);
+    expect(await c.cmd('g', 'SELECT INBOX/sub')).toMatch(/\* 1 EXISTS/);
+    expect(await c.cmd('h', 'DELETE inbox/sub')).toMatch(/^h NO \[INUSE\]/m);
+    expect(await c.cmd('i', 'LIST "" "*"')).toMatch(/\* LIST \([^)]*\) "\/" "?INBOX\/sub"?\r\n/);
     c.close();
   } finally {
     await env.close();
   }
 });
 
-test('migration: existing case variants of INBOX take its name, or a marked one when it is taken', async () => {
+test('migration: case variants of INBOX take its name (over an empty INBOX), or a marked one; inferiors follow', async () => {
   const db = await createTestDatabase();
   try {
     const k = db.knex;
     const name = { name: '20261126030000_inbox_case.js' };
     await k.migrate.down(name);
-    const user = async (u) =>
-      (await k.raw('INSERT INTO users (name) VALUES (?) RETURNING id', [u])).rows[0].id;
+    const user = async (u) => {
+      const id = (await k.raw('INSERT INTO users (name) VALUES (?) RETURNING id', [u])).rows[0].id;
+      for (const t of ['messages', 'message_words', 'message_chunks', 'quarantine']) {
+        await k.raw(`CREATE TABLE ${t}_u${Number(id)} PARTITION OF ${t} FOR VALUES IN (${id})`);
+      }
+      return id;
+    };
+    // a: no INBOX. b: an INBOX with mail. c: the empty INBOX an IMAP login made, and INBOX/sub.
     const a = await user('a');
     const b = await user('b');
+    const c = await user('c');
     const boxes = {
       [a]: ['inbox', 'inbox/sub', 'Sent'],
       [b]: ['INBOX', 'Inbox', 'Inbox/x', 'inboxes'],
+      [c]: ['INBOX', 'inbox', 'inbox/sub', 'INBOX/sub'],
     };
     const ids = {};
     for (const [u, list] of Object.entries(boxes)) {
@@ -139,9 +165,19 @@ test('migration: existing case variants of INBOX take its name, or a marked one 
         ).rows[0].id;
       }
     }
+    await k.raw(
+      `INSERT INTO messages (user_id, mailbox_id, uid, modseq, content_hash, internal_date, size,
+                             header_text, body_text)
+       VALUES (?, ?, 1, 1, '\\x01', now(), 10, 'subject: x', 'y')`,
+      [b, ids[`${b}:INBOX`]],
+    );
+    await k.raw(
+      "INSERT INTO quarantine (user_id, mailbox, source, position, reason, raw, content_hash) VALUES (?, 'inbox/sub', 's', 'p', 'binary', '\\x00', '\\x00')",
+      [a],
+    );
     await k.migrate.up(name);
     const names = async (u) =>
-      (await k.raw('SELECT id, name FROM mailboxes WHERE user_id = ? ORDER BY name', [u])).rows;
+      (await k.raw('SELECT id, name FROM mailboxes WHERE user_id = ? ORDER BY id', [u])).rows;
     expect(await names(a)).toEqual([
       { id: ids[`${a}:inbox`], name: 'INBOX' },
       { id: ids[`${a}:inbox/sub`], name: 'INBOX/sub' },
@@ -149,10 +185,18 @@ test('migration: existing case variants of INBOX take its name, or a marked one 
     ]);
     expect(await names(b)).toEqual([
       { id: ids[`${b}:INBOX`], name: 'INBOX' },
-      { id: ids[`${b}:Inbox/x`], name: 'INBOX/x' },
       { id: ids[`${b}:Inbox`], name: `Inbox (id ${ids[`${b}:Inbox`]})` },
+      { id: ids[`${b}:Inbox/x`], name: `Inbox (id ${ids[`${b}:Inbox`]})/x` },
       { id: ids[`${b}:inboxes`], name: 'inboxes' },
     ]);
+    // c's empty INBOX gave way; its inbox/sub found INBOX/sub taken
+    expect(await names(c)).toEqual([
+      { id: ids[`${c}:inbox`], name: 'INBOX' },
+      { id: ids[`${c}:inbox/sub`], name: `INBOX/sub (id ${ids[`${c}:inbox/sub`]})` },
+      { id: ids[`${c}:INBOX/sub`], name: 'INBOX/sub' },
+    ]);
+    const q = await k.raw('SELECT mailbox FROM quarantine WHERE user_id = ?', [a]);
+    expect(q.rows).toEqual([{ mailbox: 'INBOX/sub' }]);
     await k.migrate.latest();
   } finally {
     await db.drop();

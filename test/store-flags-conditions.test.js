@@ -68,6 +68,32 @@ describe('setFlags: replace and unchangedSince in one statement', () => {
     const rows = await rowsOf([2, 3]);
     expect(rows[0].flags).toContain('\\Deleted');
     expect(rows[1].flags).not.toContain('\\Deleted');
+    // 0 (RFC 7162 Example 8): a keyword not set yet is set once; the second time it is
+    // listed, and a system flag is always listed
+    const once = await store.setFlags(user.id, inbox, {
+      uids: [2],
+      add: ['$MDNSent'],
+      unchangedSince: 0,
+    });
+    expect({ modified: once.modified, changed: once.changed.map((c) => c.uid) }).toEqual({
+      modified: [],
+      changed: [2],
+    });
+    const twice = await store.setFlags(user.id, inbox, {
+      uids: [2],
+      add: ['$MDNSent'],
+      unchangedSince: 0,
+    });
+    expect({ modified: twice.modified, changed: twice.changed }).toEqual({
+      modified: [2],
+      changed: [],
+    });
+    const sys = await store.setFlags(user.id, inbox, {
+      uids: [2],
+      add: ['\\Answered'],
+      unchangedSince: 0,
+    });
+    expect(sys.modified).toEqual([2]);
     // without the condition nothing is listed
     expect((await store.setFlags(user.id, inbox, { uids: [3], add: ['\\Seen'] })).modified).toEqual(
       [],

@@ -16,6 +16,7 @@ const {
 const { LoginLimiter, LOGIN_LIMIT_DEFAULTS } = require('./login-limiter');
 const { onShutdown } = require('./shutdown');
 const { upstreamSecurity, UPSTREAM_SECURITY } = require('./upstream-security');
+const { canonicalMailboxName } = require('./mailbox-name');
 
 module.exports = {
   loadConfig,
@@ -36,4 +37,5 @@ module.exports = {
   onShutdown,
   upstreamSecurity,
   UPSTREAM_SECURITY,
+  canonicalMailboxName,
 };

@@ -5,6 +5,7 @@
  * command with missing, extra or mistyped arguments is answered, never half-executed.
  */
 
+const { canonicalMailboxName } = require('@mailgate/core');
 const { bad } = require('./errors');
 const { stringOf } = require('./parser');
 
@@ -44,14 +45,15 @@ function numberArg(token, what = 'number', max = 4294967295) {
 }
 
 /**
- * Mailbox name: `INBOX` in any case is INBOX (RFC 3501 5.1); names are UTF-8 (we do not
- * decode modified UTF-7 of RFC 3501 5.1.3 here: an 8-bit name is taken as UTF-8).
+ * Mailbox name: `INBOX` in any case is INBOX (RFC 3501 5.1), and so is the first level of its
+ * inferiors (`inbox/x`), as the store keeps names (core canonicalMailboxName): otherwise
+ * `SELECT inbox/x` then `DELETE INBOX/x` passed the in-use check. Modified UTF-7 (RFC 3501
+ * 5.1.3) is decoded; an 8-bit name is taken as UTF-8.
  */
 function mailboxArg(token) {
   const name = astring(token, 'mailbox name');
-  if (name.toUpperCase() === 'INBOX') return 'INBOX';
   if (name.length > 1000) throw bad('Mailbox name too long');
-  return decodeUtf7(name);
+  return canonicalMailboxName(decodeUtf7(name));
 }
 
 /** Modified UTF-7 (RFC 3501 5.1.3) → UTF-16 string; names without `&` pass unchanged. */

@@ -53,8 +53,16 @@ async function runStore(s, args, byUid) {
   let targets = uids.filter((u) => rows.has(u));
   const modified = [];
   if (unchangedSince !== null) {
+    // RFC 7162 3.1.3: UNCHANGEDSINCE 0 fails only where a named item exists (a system flag
+    // always, a keyword where the message has it), so a client can set $MDNSent just once.
+    const system = wanted.some((f) => f.startsWith('\\'));
+    const lower = new Set(wanted.map((f) => f.toLowerCase()));
+    const late = (row) =>
+      unchangedSince === 0
+        ? system || (row.keywords || []).some((k) => lower.has(k.toLowerCase()))
+        : Number(row.modseq) > unchangedSince;
     targets = targets.filter((u) => {
-      const keep = Number(rows.get(u).modseq) <= unchangedSince;
+      const keep = !late(rows.get(u));
       if (!keep) modified.push(u);
       return keep;
     });

@@ -525,6 +525,13 @@ test('a command that only reads costs two statements when nothing changed; chang
   await be.setFlags('Trips', [4], ['\\Seen'], []);
   r = await c.cmd('h', 'UID FETCH 4 (BODY[TEXT])');
   expect(r).toMatch(/UID 4 FLAGS \(\\Seen\)/);
+  // RFC 7162 Example 8: UNCHANGEDSINCE 0 sets a keyword once, then reports it MODIFIED
+  expect(await c.cmd('i', 'UID STORE 1 (UNCHANGEDSINCE 0) +FLAGS.SILENT ($MDNSent)')).toMatch(
+    /^i OK (?!\[MODIFIED)/m,
+  );
+  expect(await c.cmd('j', 'UID STORE 1 (UNCHANGEDSINCE 0) +FLAGS.SILENT ($MDNSent)')).toMatch(
+    /^j OK \[MODIFIED 1\]/m,
+  );
   c.close();
   await be.close();
 });

@@ -79,6 +79,7 @@ async function exportMbox(opts) {
  */
 async function exportMh(opts) {
   const sequences = new Map(); // dir -> {unseen: number[], flagged: number[], marked: boolean}
+  const highest = new Map(); // dir -> highest message number written there
   const res = await exportTree(opts, async (mb, row, used) => {
     // A file imported from an MH folder goes back to that folder while it is still in the
     // mailbox the folder became (an `inbox` folder is the mailbox INBOX, not the root).
@@ -92,13 +93,20 @@ async function exportMh(opts) {
     const home = folder !== null ? folder : mb.name === 'INBOX' ? '' : mb.name;
     const dir = home === '' ? opts.out : path.join(opts.out, ...home.split('/'));
     let name = row.source_name && /^\d+$/.test(row.source_name) ? row.source_name : String(row.uid);
-    while (used.has(`${dir}/${name}`)) name = `${name}.${row.uid}`;
+    if (used.has(`${dir}/${name}`)) {
+      // A taken number (mail of another source, or two folders in one mailbox): the folder's
+      // next free message number, so the file stays an MH message (a `2.3` was skipped by the
+      // reader and lost on re-import).
+      let n = (highest.get(dir) || 0) + 1;
+      while (used.has(`${dir}/${n}`)) n++;
+      name = String(n);
+    }
     used.add(`${dir}/${name}`);
+    highest.set(dir, Math.max(highest.get(dir) || 0, Number(name)));
     fs.mkdirSync(dir, { recursive: true });
     const file = path.join(dir, name);
     fs.writeFileSync(file, row.raw);
     fs.utimesSync(file, row.internal_date, row.internal_date);
-    if (!/^\d+$/.test(name)) return; // not an MH message number: no sequence can name it
     if (!sequences.has(dir)) sequences.set(dir, { unseen: [], flagged: [], marked: false });
     const seq = sequences.get(dir);
     const flags = row.flags || [];
@@ -109,7 +117,12 @@ async function exportMh(opts) {
     if (seen || flagged) seq.marked = true;
   });
   for (const [dir, seq] of sequences) {
-    if (!seq.marked) continue;
+    // A folder with no flag set reads as it would without the file: one left by an earlier
+    // export into the same --out would give the wrong flags.
+    if (!seq.marked) {
+      fs.rmSync(path.join(dir, '.mh_sequences'), { force: true });
+      continue;
+    }
     const lines = ['unseen', 'flagged']
       .filter((k) => seq[k].length)
       .map((k) => `${k}: ${mhRanges(seq[k])}\n`);

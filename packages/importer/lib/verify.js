@@ -2,6 +2,7 @@
 
 const crypto = require('node:crypto');
 const path = require('node:path');
+const { canonicalMailboxName: canonicalName } = require('@mailgate/core');
 const { mboxItems, maildirItems, mhItems, mailboxForMboxFile } = require('./sources');
 
 const BATCH = 1000;
@@ -58,6 +59,8 @@ function sourceItems(opts) {
 async function* keyed(items) {
   const occurrences = new Map();
   for await (const it of items) {
+    // The stored name, as the import numbers occurrences by it (import.js splitEntries).
+    if (typeof it.mailbox === 'string') it.mailbox = canonicalName(it.mailbox);
     it.hash = crypto
       .createHash('sha256')
       .update(it.raw || Buffer.alloc(0))

@@ -111,7 +111,7 @@ async function breakLock(lockPath, judged) {
  * (link(2) is atomic and fails with EEXIST when the lock is taken), the liblockfile way: a
  * writer killed at any point never leaves an empty FILE.lock, which other writers could only
  * break by age (2 minutes). The temporary names end in `.lock`, so Dovecot never lists them;
- * one left by a killed writer is removed by the next writer or reader (cleanDotlockTemps).
+ * one left by a killed writer is removed by the next (cleanDotlockTemps).
  */
 function tryDotlock(lockPath) {
   const tmp = path.join(
@@ -220,9 +220,6 @@ async function lockMailbox(file, opts = {}) {
  */
 async function readLock(file, opts = {}) {
   const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_WAIT_MS);
-  // A writer killed inside tryDotlock leaves its temporary; readers clean it too, or a
-  // mailbox only read after the kill would keep it until its next write.
-  cleanDotlockTemps(`${file}.lock`);
   const fd = fs.openSync(file, 'r');
   try {
     for (let wait = 5; !fsx.tryLock(fd, { shared: true }); wait = Math.min(wait * 2, 100)) {

@@ -1,6 +1,6 @@
 'use strict';
 
-const { errors } = require('@mailgate/core');
+const { errors, canonicalMailboxName } = require('@mailgate/core');
 const { searchEs } = require('@mailgate/es');
 const paging = require('./paging');
 const { PgBackend } = require('./pg-backend');
@@ -33,7 +33,8 @@ class EsBackend extends PgBackend {
     await paging.checkMailboxes(ast, async () => [...names.values()]);
     let mailboxId;
     if (mailbox != null) {
-      mailboxId = [...names].find(([, n]) => n === mailbox)?.[0];
+      const wanted = canonicalMailboxName(mailbox); // stored names are canonical (inbox → INBOX)
+      mailboxId = [...names].find(([, n]) => n === wanted)?.[0];
       if (mailboxId == null) throw new errors.MAILBOX_NOT_FOUND(mailbox);
     }
     const r = await searchEs(this.mirror, this.user.id, ast, { mailboxId });

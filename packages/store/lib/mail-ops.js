@@ -351,7 +351,8 @@ const mailOps = {
    * the mailbox's rows takes, so no other change comes between the check and the write:
    * `replace` sets the flags and keywords to exactly `add` (STORE FLAGS), and
    * `unchangedSince` (RFC 7162 3.1.3 UNCHANGEDSINCE) leaves every selected message whose
-   * modseq is above it as it is and lists it in `modified`.
+   * modseq is above it as it is and lists it in `modified` (0: those where a named flag
+   * exists, see below).
    * @param {number} userId
    * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
    * @param {{uids?: number[], query?: string|object, add?: string[], remove?: string[],
@@ -386,13 +387,26 @@ const mailOps = {
                   WHERE ${alias} <> ALL(?::text[]) ORDER BY ${alias})`;
     const setBindings = (part) => (replace ? [add[part]] : [add[part], remove[part]]);
     const since = opts.unchangedSince == null ? null : Number(opts.unchangedSince);
+    // RFC 7162 3.1.3: UNCHANGEDSINCE 0 fails only where a named item exists: always for a
+    // system flag, for a keyword only where the message has it (Example 8: $MDNSent set once).
+    const named = replace
+      ? add
+      : { flags: [...add.flags, ...remove.flags], keywords: [...add.keywords, ...remove.keywords] };
+    const late =
+      since === null
+        ? 'false'
+        : since === 0
+          ? '(?::boolean OR m.keywords && ?::text[])'
+          : 'm.modseq > ?::bigint';
+    const lateBindings =
+      since === null ? [] : since === 0 ? [named.flags.length > 0, named.keywords] : [since];
     return this.knex.transaction(async (trx) => {
       const mb = await lockMailbox(trx, userId, mailbox);
       const mailboxId = mb.id;
       const modseq = Number(mb.highestmodseq) + 1;
       const r = await trx.raw(
         `WITH sel AS (
-           SELECT m.uid, m.flags, m.keywords, m.modseq,
+           SELECT m.uid, m.flags, m.keywords, m.modseq, ${late} AS late,
                   ${newSet('flags', 'f')} AS nf,
                   ${newSet('keywords', 'x')} AS nk
              FROM messages m
@@ -401,7 +415,7 @@ const mailOps = {
            UPDATE messages t SET flags = sel.nf, keywords = sel.nk, modseq = ?
              FROM sel
             WHERE t.user_id = ? AND t.mailbox_id = ? AND t.uid = sel.uid
-              AND (?::bigint IS NULL OR sel.modseq <= ?::bigint)
+              AND NOT sel.late
               AND NOT (sel.nf @> sel.flags AND sel.flags @> sel.nf
                        AND sel.nk @> sel.keywords AND sel.keywords @> sel.nk)
            RETURNING t.uid, t.flags, t.keywords, t.modseq
@@ -409,8 +423,9 @@ const mailOps = {
          SELECT (SELECT count(*) FROM sel)::int AS matched,
                 (SELECT coalesce(json_agg(upd ORDER BY upd.uid), '[]'::json) FROM upd) AS changed,
                 (SELECT coalesce(json_agg(sel.uid ORDER BY sel.uid), '[]'::json) FROM sel
-                  WHERE ?::bigint IS NOT NULL AND sel.modseq > ?::bigint) AS modified`,
+                  WHERE sel.late) AS modified`,
         [
+          ...lateBindings,
           ...setBindings('flags'),
           ...setBindings('keywords'),
           userId,
@@ -419,10 +434,6 @@ const mailOps = {
           modseq,
           userId,
           mailboxId,
-          since,
-          since,
-          since,
-          since,
         ],
       );
       const { matched, changed, modified } = r.rows[0];

@@ -1,6 +1,6 @@
 'use strict';
 
-const { errors } = require('@mailgate/core');
+const { errors, canonicalMailboxName } = require('@mailgate/core');
 
 /*
  * How a store query names a mailbox: by id (a number: what the store's own stages, the
@@ -13,16 +13,13 @@ const { errors } = require('@mailgate/core');
  */
 
 /**
- * The stored form of a mailbox name: INBOX in any case is INBOX (RFC 3501 5.1: the name is
- * case-insensitive), and so is the first level of its inferiors (`inbox/x` is `INBOX/x`, as
- * IMAP LIST shows them). Every other name is case-sensitive and kept as given. Without this an
- * MH tree's `inbox` folder (nmh's default) became a mailbox of its own that IMAP could not
- * select: `SELECT inbox` opens INBOX.
+ * The stored form of a mailbox name (@mailgate/core canonicalMailboxName: INBOX in any case,
+ * and its first-level inferiors, are `INBOX…`).
  * @param {string} name
  * @returns {string}
  */
 function canonicalName(name) {
-  return String(name).replace(/^inbox(?=\/|$)/i, 'INBOX');
+  return canonicalMailboxName(name);
 }
 
 /**

@@ -1,6 +1,7 @@
 'use strict';
 
 const { Option } = require('commander');
+const { errors } = require('@mailgate/core');
 const { KINDS } = require('@mailgate/service');
 const { printTable, headerCells } = require('../format');
 const { positiveInt } = require('../context');
@@ -39,8 +40,14 @@ function register(program, ctx) {
     )
     .option('--limit <n>', 'hits shown as rows on a terminal (default 20)', positiveInt('--limit'))
     .option('--json', 'print one JSON result object on stdout')
-    .action((terms, o) =>
-      ctx.withBackend(o.backend, o.user, async (be) => {
+    .action((terms, o) => {
+      // --json lists every uid; --limit is how many rows a person sees.
+      if (o.json && o.limit !== undefined) {
+        throw new errors.USAGE(
+          'search: --limit sets the rows shown without --json (--json lists every uid)',
+        );
+      }
+      return ctx.withBackend(o.backend, o.user, async (be) => {
         // --json: the hits (total, uids per mailbox) without header rows (limit 0); for a
         // person, the first hits' rows (date, sender, subject), as ls shows a mailbox.
         const limit = o.json ? 0 : (o.limit ?? 20);
@@ -60,8 +67,8 @@ function register(program, ctx) {
             );
           }
         });
-      }),
-    );
+      });
+    });
 }
 
 module.exports = { register };

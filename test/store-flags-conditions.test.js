@@ -88,6 +88,13 @@ describe('setFlags: replace and unchangedSince in one statement', () => {
       modified: [2],
       changed: [],
     });
+    // keywords compare in any case (RFC 3501 2.3.2)
+    const other = await store.setFlags(user.id, inbox, {
+      uids: [2],
+      add: ['$mdnsent'],
+      unchangedSince: 0,
+    });
+    expect(other.modified).toEqual([2]);
     const sys = await store.setFlags(user.id, inbox, {
       uids: [2],
       add: ['\\Answered'],

@@ -396,10 +396,14 @@ const mailOps = {
       since === null
         ? 'false'
         : since === 0
-          ? '(?::boolean OR m.keywords && ?::text[])'
+          ? '(?::boolean OR EXISTS (SELECT 1 FROM unnest(m.keywords) k WHERE lower(k) = ANY(?::text[])))'
           : 'm.modseq > ?::bigint';
     const lateBindings =
-      since === null ? [] : since === 0 ? [named.flags.length > 0, named.keywords] : [since];
+      since === null
+        ? []
+        : since === 0
+          ? [named.flags.length > 0, named.keywords.map((k) => k.toLowerCase())] // keywords: any case
+          : [since];
     return this.knex.transaction(async (trx) => {
       const mb = await lockMailbox(trx, userId, mailbox);
       const mailboxId = mb.id;

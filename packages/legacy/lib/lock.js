@@ -111,12 +111,14 @@ async function breakLock(lockPath, judged) {
  * (link(2) is atomic and fails with EEXIST when the lock is taken), the liblockfile way: a
  * writer killed at any point never leaves an empty FILE.lock, which other writers could only
  * break by age (2 minutes). The temporary names end in `.lock`, so Dovecot never lists them;
- * one left by a killed writer is removed by the next (cleanDotlockTemps).
+ * one left by a killed writer is removed by the next (cleanDotlockTemps). They name the host
+ * as well as the pid (liblockfile does the same): on NFS, or across PID namespaces, a pid
+ * alone cannot tell another host's live writer from a dead one here.
  */
 function tryDotlock(lockPath) {
   const tmp = path.join(
     path.dirname(lockPath),
-    `.${path.basename(lockPath)}.mailgate-dotlock-${process.pid}-${crypto.randomBytes(4).toString('hex')}.lock`,
+    `.${path.basename(lockPath)}.mailgate-dotlock-${process.pid}-${crypto.randomBytes(4).toString('hex')}-${HOST_TAG}.lock`,
   );
   fs.writeFileSync(tmp, `${process.pid}:${os.hostname()}`, { mode: 0o644, flag: 'wx' });
   try {
@@ -124,6 +126,8 @@ function tryDotlock(lockPath) {
     return true;
   } catch (err) {
     if (err.code === 'EEXIST') return false;
+    // Our temporary removed under us (an older mailgate cleaning by pid alone): try again.
+    if (err.code === 'ENOENT') return false;
     throw err;
   } finally {
     try {
@@ -134,7 +138,18 @@ function tryDotlock(lockPath) {
   }
 }
 
-/** Removes dotlock temporaries of writers that died between writing and unlinking them. */
+// This host in a temporary's name: its characters kept to a safe set, its length bounded.
+const HOST_TAG =
+  os
+    .hostname()
+    .replace(/[^A-Za-z0-9.]/g, '_')
+    .slice(0, 64) || 'host';
+
+/**
+ * Removes dotlock temporaries of writers on this host that died between writing and
+ * unlinking them (names without a host are from mailgate before the host was named: taken as
+ * this host's, as then).
+ */
 function cleanDotlockTemps(lockPath) {
   const dir = path.dirname(lockPath);
   const prefix = `.${path.basename(lockPath)}.mailgate-dotlock-`;
@@ -145,7 +160,9 @@ function cleanDotlockTemps(lockPath) {
     return;
   }
   for (const n of names) {
-    const pid = Number(n.slice(prefix.length).split('-')[0]);
+    const [pidText, , ...host] = n.slice(prefix.length, -'.lock'.length).split('-');
+    if (host.length && host.join('-') !== HOST_TAG) continue;
+    const pid = Number(pidText);
     if (pid > 0 && pid !== process.pid && !alive(pid)) {
       try {
         fs.unlinkSync(path.join(dir, n));

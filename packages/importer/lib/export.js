@@ -10,8 +10,7 @@ const {
   formatMaildirName,
   hasInfoLetter,
 } = require('@mailgate/readers');
-const { errors } = require('@mailgate/core');
-const { canonicalName } = require('@mailgate/store');
+const { errors, canonicalMailboxName: canonicalName } = require('@mailgate/core');
 
 const VARIANTS = ['original', 'mboxrd', 'mboxo', 'mboxcl2'];
 

@@ -1,8 +1,7 @@
 'use strict';
 
 const crypto = require('node:crypto');
-const { errors, createProgress } = require('@mailgate/core');
-const { canonicalName } = require('@mailgate/store');
+const { errors, createProgress, canonicalMailboxName: canonicalName } = require('@mailgate/core');
 const { ParsePool } = require('./pool');
 const { planSources } = require('./plan');
 

@@ -12,7 +12,7 @@ const { splitFlags, SYSTEM_FLAGS } = require('@mailgate/readers');
 const { hashToken } = require('./tokens');
 const { threadIds, baseSubject } = require('./thread-ops');
 const { HealthProbe } = require('./health-probe');
-const { byName, canonicalName } = require('./mailbox-ref');
+const { byName } = require('./mailbox-ref');
 
 Object.assign(
   PgStore.prototype,
@@ -37,5 +37,4 @@ module.exports = {
   baseSubject,
   HealthProbe,
   byName,
-  canonicalName,
 };

@@ -12,15 +12,9 @@ const { errors, canonicalMailboxName } = require('@mailgate/core');
  * for addressing rows (a hint for choosing a path is the list cache's business).
  */
 
-/**
- * The stored form of a mailbox name (@mailgate/core canonicalMailboxName: INBOX in any case,
- * and its first-level inferiors, are `INBOX…`).
- * @param {string} name
- * @returns {string}
- */
-function canonicalName(name) {
-  return canonicalMailboxName(name);
-}
+// The stored form of a mailbox name: @mailgate/core's one rule (INBOX in any case, and its
+// first-level inferiors, are `INBOX…`).
+const canonicalName = canonicalMailboxName;
 
 /**
  * A mailbox reference by name (canonicalName).

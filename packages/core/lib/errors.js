@@ -26,6 +26,17 @@ const defs = {
   VERIFY_FAILED: ['Verification failed: %s', 500],
   // A warning, not a failure: an import whose source holds no mail (report.warnings).
   NO_MAIL_FOUND: ['No mail found in %s%s', 422],
+  // Imports of one source take turns (a lock per import job): the notice of the run that
+  // waits (a warning, report.warnings), and the failure of a batch that met rows another
+  // import had just written into the same mailbox (nothing of that batch is kept).
+  IMPORT_WAITING: [
+    'Another import of %s for user %s is running; waiting for it to finish, then checking what is left',
+    409,
+  ],
+  IMPORT_CONFLICT: [
+    'Another import wrote the same messages into %s at the same time; run this import again to finish it',
+    409,
+  ],
   // Serving (`mailgate serve`, `mailgate imap`, `mailgate demo`). The last argument names the
   // variables that move the listener that failed: the HTTP API's unless the IMAP server's are
   // given, so that the hint never sends the operator to the wrong setting.

@@ -43,6 +43,8 @@ const REPORT_LIST_LIMIT = 100;
  * @param {{timeMs?: number, memoryMb?: number}} [opts.parseBudget] per message (pool.js)
  * @param {number} [opts.batchSize]
  * @param {boolean} [opts.progress] show progress on stderr
+ * @param {(w: {code: string, message: string}) => void} [opts.onWarning] told of a warning when
+ *   it happens (IMPORT_WAITING), besides the report's `warnings`
  * @param {AbortSignal} [opts.signal] stops after the current batch (state stays resumable)
  * @param {import('pino').Logger} [opts.log]
  * @returns {Promise<object>} the report (see README "import --json")
@@ -69,6 +71,21 @@ async function importPlan(run, plan) {
   if (plan.totalBytes) run.progress.setTotalBytes(plan.totalBytes);
   if (plan.totalCount) run.progress.setTotal(plan.totalCount);
   const job = await store.startJob(user.id, opts.kind, plan.source, plan.mailboxKey);
+  // One run of a job at a time (issue 30.3): a second run of the same import waits here, then
+  // reads the checkpoint the first one left (none once it finished: it re-checks everything and
+  // finds it present, allocating no uid).
+  const release = await store.lockImportJob(job.id, () => run.waiting(plan.source));
+  try {
+    job.checkpoint = await store.jobCheckpoint(job.id);
+    await importJob(run, plan, job);
+  } finally {
+    await release();
+  }
+}
+
+/** importPlan's work once the job's lock is held. */
+async function importJob(run, plan, job) {
+  const { store, user, opts } = run;
   const resumeAt = (job.checkpoint && job.checkpoint.index) || 0;
   if (resumeAt) opts.log?.info({ source: plan.source, resumeAt }, 'resuming import');
   const writer = new BatchWriter(run, plan.source, job);
@@ -343,6 +360,15 @@ class ImportRun {
     if (!this.mailboxIds.has(name))
       this.mailboxIds.set(name, (await this.store.ensureMailbox(this.user.id, name)).id);
     return this.mailboxIds.get(name);
+  }
+
+  /** Another run of the same import holds its lock: say so now and in the report. */
+  waiting(source) {
+    const w = new errors.IMPORT_WAITING(source, this.opts.user);
+    const warning = { code: w.code, message: w.message };
+    this.report.warnings.push(warning);
+    if (this.opts.onWarning) this.opts.onWarning(warning);
+    else this.opts.log?.warn({ source }, 'waiting for another import of the same source');
   }
 
   quarantined(source, it, res) {

@@ -20,6 +20,10 @@ const { inMailbox, mustExist, isName, canonicalName } = require('./mailbox-ref')
 const { wordsIn } = require('./words-sql');
 const { chunksIn } = require('./chunks-sql');
 
+// First key of the import jobs' advisory locks (the second is the job id): a namespace of its
+// own so no other advisory lock of the store collides with them.
+const IMPORT_LOCK_SPACE = 30003;
+
 /**
  * The PostgreSQL backend of the storage interface. Every method takes the user id first and
  * every query filters on it, which is what lets PostgreSQL prune to that user's partitions.
@@ -385,6 +389,47 @@ class PgStore {
     return job;
   }
 
+  /**
+   * Holds an import job's lock until the returned release is called, so two runs of the same
+   * import (user, kind, source, mailbox) take turns instead of writing the same batches at once
+   * (issue 30.3: one of them used to fail on the idempotency key, its allocated uids lost). A
+   * session-level advisory lock on a connection of its own: PostgreSQL lets it go if the
+   * process dies, so a killed run never blocks the next one.
+   * @param {number} jobId
+   * @param {() => void} [onWait] called once, before waiting, when another run holds it
+   * @returns {Promise<() => Promise<void>>} release
+   */
+  async lockImportJob(jobId, onWait) {
+    const client = await this.knex.client.acquireConnection();
+    const key = [IMPORT_LOCK_SPACE, Number(jobId)];
+    try {
+      const r = await client.query('SELECT pg_try_advisory_lock($1, $2) AS ok', key);
+      if (!r.rows[0].ok) {
+        if (onWait) onWait();
+        await client.query('SELECT pg_advisory_lock($1, $2)', key);
+      }
+    } catch (err) {
+      await this.knex.client.releaseConnection(client);
+      throw err;
+    }
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      try {
+        await client.query('SELECT pg_advisory_unlock($1, $2)', key);
+      } finally {
+        await this.knex.client.releaseConnection(client);
+      }
+    };
+  }
+
+  /** @returns {Promise<object|null>} the job's checkpoint now (after waiting for its lock) */
+  async jobCheckpoint(jobId) {
+    const job = await this.knex('import_jobs').where({ id: jobId }).first('checkpoint');
+    return (job && job.checkpoint) || null;
+  }
+
   /** Marks a job finished and clears its checkpoint (a later run re-checks everything). */
   async finishJob(jobId, stats) {
     await this.knex('import_jobs')
@@ -589,10 +634,27 @@ class PgStore {
       };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
+      // Another writer (an import of another source holding the same mail, outside this job's
+      // lock) stored one of these messages between prepareBatch and here: a coded answer, not
+      // the constraint's text; a re-run finds those messages present.
+      if (err.code === '23505' && /^messages_/.test(err.constraint || '')) {
+        throw new errors.IMPORT_CONFLICT(await this.mailboxNamesOf(userId, plan));
+      }
       throw err;
     } finally {
       await this.knex.client.releaseConnection(client);
     }
+  }
+
+  /** The names of the mailboxes a batch plan writes to, for a message (commitBatch). */
+  async mailboxNamesOf(userId, plan) {
+    const ids = [...new Set(plan.msgRows.map((r) => r.mailbox_id))];
+    const rows = await this.knex('mailboxes')
+      .where({ user_id: userId })
+      .whereIn('id', ids)
+      .select('name')
+      .catch(() => []);
+    return rows.map((r) => r.name).join(', ') || 'a mailbox';
   }
 
   /**

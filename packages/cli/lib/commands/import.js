@@ -110,6 +110,9 @@ async function runImportCommand(ctx, kind, paths, o) {
         workers: config.importWorkers,
         batchSize: config.batchSize,
         progress: !o.quiet,
+        // A coded notice the moment it applies (another run of this import holds its lock),
+        // not only in the final report: the user sees why nothing moves.
+        onWarning: (w) => process.stderr.write(`${w.code}: ${w.message}\n`),
         signal,
         // On a terminal the progress line owns stderr and the report below names every
         // quarantined entry and warning: the per-entry warn lines (JSON) only cut into it.
@@ -136,7 +139,9 @@ function printReport(r, user) {
   }
   if (r.skipped > 20) process.stderr.write(`  … and ${r.skipped - 20} more skipped files\n`);
   // Warnings are coded like errors but do not fail the import (the exit code stays 0).
-  for (const w of r.warnings) process.stderr.write(`${w.code}: ${w.message}\n`);
+  // IMPORT_WAITING was printed when it happened (onWarning).
+  for (const w of r.warnings.filter((x) => x.code !== 'IMPORT_WAITING'))
+    process.stderr.write(`${w.code}: ${w.message}\n`);
 }
 
 module.exports = { register };

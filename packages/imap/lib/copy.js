@@ -8,7 +8,7 @@
 const { atom } = require('./writer');
 const { bad, no } = require('./errors');
 const { astring, mailboxArg } = require('./args');
-const { parseSequenceSet, resolveSeq, resolveUid, formatOrdered } = require('./sequence');
+const { parseSequenceSet, resolveSeq, resolveUid, pastEnd, formatOrdered } = require('./sequence');
 const { announceExpunged } = require('./expunge');
 const { requireTarget } = require('./listing');
 
@@ -29,6 +29,7 @@ async function runCopy(s, args, o) {
   const v = s.view;
   if (o.move && v.readOnly) throw no('Mailbox is read-only', 'READ-ONLY');
   await requireTarget(s, target);
+  if (!o.byUid && pastEnd(ranges, v.total)) throw bad('Invalid message sequence number');
   const seqs = o.byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
   if (!seqs.length) {
     if (!o.byUid) throw bad('No messages in sequence set');

@@ -12,11 +12,18 @@
 const { atom, literal } = require('./writer');
 const { bad } = require('./errors');
 const { numberArg, listArg, atomArg, astring } = require('./args');
-const { parseSequenceSet, resolveSeq, resolveUid, formatSet, inSet } = require('./sequence');
+const {
+  parseSequenceSet,
+  resolveSeq,
+  resolveUid,
+  pastEnd,
+  formatSet,
+  inSet,
+} = require('./sequence');
 const { rowsFor, flagsOf, flagResult } = require('./mail-data');
 const { describe } = require('./structure');
 const { parseTree, nodeAt } = require('./mime-tree');
-const { StructureCache } = require('./cache');
+const { StructureCache, mailboxScope } = require('./cache');
 const { coveredItem, headerFields, headerFieldsItem, metaFor } = require('./meta');
 
 // Messages per getRawMany call when FETCH must read stored bytes.
@@ -153,10 +160,8 @@ async function runFetch(s, args, byUid) {
     if (!items.some((i) => i.name === 'MODSEQ')) items.push({ name: 'MODSEQ' });
   }
   if (items.some((i) => i.name === 'MODSEQ')) s.condstore = true;
+  if (!byUid && pastEnd(ranges, v.total)) throw bad('Invalid message sequence number');
   const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
-  if (!byUid && !seqs.length && v.total === 0 && setText !== '*' && !setText.includes('*')) {
-    throw bad('Invalid message sequence number');
-  }
   if (mods.vanished) {
     const ch = await s.backend.changesSince(v.name, mods.changedSince);
     const gone = (ch.expunged || []).map(Number).filter((u) => inSet(ranges, u) && !v.seqOf(u));
@@ -168,6 +173,11 @@ async function runFetch(s, args, byUid) {
   let targets = seqs.filter((n) => rows.has(v.uidAt(n)));
   if (mods.changedSince !== null) {
     targets = targets.filter((n) => Number(rows.get(v.uidAt(n)).modseq) > mods.changedSince);
+    // These rows go out with their FLAGS and MODSEQ as the answer: the sync after the command
+    // must not send them again as unsolicited FETCHes (RFC 7162 3.1.4.1: once).
+    if (items.some((i) => i.name === 'FLAGS' && !i.implicit)) {
+      v.noteOwn(targets.map((n) => ({ uid: v.uidAt(n), modseq: rows.get(v.uidAt(n)).modseq })));
+    }
   }
   const needsRaw = items.some((i) => NEEDS_RAW.has(i.name) || i.name === 'BODY[]');
   const setsSeen =
@@ -362,7 +372,7 @@ function responseItems(ctx, uid, row, raw, meta = null) {
   let tree = null;
   const structure = () => {
     if (!info) {
-      const key = `${ctx.user}\0${ctx.v.name}\0${ctx.v.uidvalidity}\0${uid}`;
+      const key = `${mailboxScope(ctx.user, ctx.v)}\0${uid}`;
       info = cache.get(key);
       if (!info) {
         info = describe(raw);

@@ -13,6 +13,7 @@
 const { serialize } = require('./writer');
 const { describe } = require('./structure');
 const { parseTree, parseFields } = require('./mime-tree');
+const { mailboxScope } = require('./cache');
 
 /**
  * Header fields kept as raw lines: what Thunderbird, Apple Mail, mutt, K-9 and Outlook ask for
@@ -212,7 +213,7 @@ function headerFieldsText(fields, names) {
  * Metadata of the given uids: from memory, then from the service, then derived from the
  * messages (read in batches through getRawMany) and kept through the service for next time.
  * @param {object} be the session's MailBackend (has getImapMeta/putImapMeta)
- * @param {{name: string, uidvalidity: number}} view
+ * @param {{name: string, uidvalidity: number, identity?: string|null}} view
  * @param {string} user
  * @param {number[]} uids
  * @param {{logger?: object}} [opts]
@@ -220,7 +221,7 @@ function headerFieldsText(fields, names) {
  */
 async function metaFor(be, view, user, uids, opts = {}) {
   const out = new Map();
-  const prefix = `${user}\0${view.name}\0${view.uidvalidity}`;
+  const prefix = mailboxScope(user, view);
   let missing = [];
   const box = cache.box(prefix);
   for (const uid of uids) {

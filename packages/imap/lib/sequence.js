@@ -73,6 +73,21 @@ function resolveSeq(ranges, total) {
 }
 
 /**
+ * Whether a set of message sequence numbers names a number past the last message (`*` is the
+ * last one, so it never does). RFC 3501 9 (seq-number: "a number … between 1 and the number
+ * of messages") and Dovecot answer such a set BAD, not an empty OK a client takes for "done".
+ * @param {Array<[number, number]>} ranges
+ * @param {number} total messages in the view
+ * @returns {boolean}
+ */
+function pastEnd(ranges, total) {
+  for (const [lo, hi] of ranges) {
+    if ((lo !== Infinity && lo > total) || (hi !== Infinity && hi > total)) return true;
+  }
+  return false;
+}
+
+/**
  * Sequence numbers of the view selected by a set of UIDs. `*` is the highest uid in the view,
  * so `UID FETCH 100:*` with all uids below 100 still returns the last message (RFC 3501 6.4.8).
  * @param {Array<[number, number]>} ranges
@@ -131,6 +146,7 @@ module.exports = {
   parseSequenceSet,
   resolveSeq,
   resolveUid,
+  pastEnd,
   inSet,
   formatSet,
   formatOrdered,

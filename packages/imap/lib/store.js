@@ -8,7 +8,7 @@
 const { atom } = require('./writer');
 const { bad, no } = require('./errors');
 const { astring, atomArg, listArg, numberArg, flagsArg } = require('./args');
-const { parseSequenceSet, resolveSeq, resolveUid, formatSet } = require('./sequence');
+const { parseSequenceSet, resolveSeq, resolveUid, pastEnd, formatSet } = require('./sequence');
 const { rowsFor, flagsOf, flagResult } = require('./mail-data');
 
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
@@ -46,6 +46,7 @@ async function runStore(s, args, byUid) {
   if (v.readOnly) throw no('Mailbox is read-only', 'READ-ONLY');
   // \Recent is session state the server sets, never the client (RFC 3501 2.3.2).
   const wanted = flags.filter((f) => f !== '\\Recent');
+  if (!byUid && pastEnd(ranges, v.total)) throw bad('Invalid message sequence number');
   const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
   if (!seqs.length) return {};
   const uids = seqs.map((n) => v.uidAt(n));

@@ -12,6 +12,8 @@
  * usual. Used by pg-store.js prepareBatch/commitBatch only.
  */
 
+const { NEW_UIDVALIDITY } = require('./mailbox-ref');
+
 /**
  * Plans one mailbox's part of a batch. Messages name `uidValidity` (the source's) and
  * optionally `uid` (the source's uid of that message) and `uidNext` (the source's UIDNEXT: uids
@@ -51,10 +53,10 @@ async function planKeptUids(knex, userId, mailboxId, fresh) {
     prev = uid;
   }
   if (!ok) {
-    // Seconds since the epoch like ensureMailbox, and always different from the kept one.
+    // A fresh value of the store's own sequence, like every created mailbox (mailbox-ref.js).
     await knex.raw(
       `UPDATE mailboxes
-          SET uidvalidity = GREATEST(extract(epoch FROM now())::bigint, uidvalidity + 1)
+          SET uidvalidity = ${NEW_UIDVALIDITY}
         WHERE id = ? AND user_id = ? AND uidvalidity = ?`,
       [mailboxId, userId, validity],
     );

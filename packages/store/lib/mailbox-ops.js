@@ -4,7 +4,7 @@ const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { headerJson } = require('./header-row');
 const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
-const { inMailbox, mustExist, isName, canonicalName } = require('./mailbox-ref');
+const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require('./mailbox-ref');
 const { lockThreads, writeThreadKeys, threadBatch, normId } = require('./thread-ops');
 const {
   MESSAGE_COLUMNS,
@@ -87,11 +87,12 @@ const mailboxOps = {
   async createMailbox(userId, name, opts = {}) {
     validateMailboxName(name);
     name = canonicalName(name);
-    const uidvalidity = Math.floor(Date.now() / 1000);
+    // UIDVALIDITY from the sequence that only grows (NEW_UIDVALIDITY): a name deleted and
+    // created again, even within one second, never repeats one (RFC 3501 2.3.1.1).
     const r = await this.knex.raw(
       `INSERT INTO mailboxes (user_id, name, uidvalidity, special_use, subscribed)
-       VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, name) DO NOTHING RETURNING *`,
-      [userId, name, uidvalidity, specialUseFor(name), opts.subscribed !== false],
+       VALUES (?, ?, ${NEW_UIDVALIDITY}, ?, ?) ON CONFLICT (user_id, name) DO NOTHING RETURNING *`,
+      [userId, name, specialUseFor(name), opts.subscribed !== false],
     );
     if (!r.rows.length) throw new errors.MAILBOX_EXISTS(name);
     return r.rows[0];
@@ -316,7 +317,9 @@ const mailboxOps = {
   /**
    * Copies messages to another mailbox (RFC 3501 6.4.7; RFC 4315 COPYUID's uid map), or moves
    * them (RFC 6851: the sources are expunged in the same transaction). Rows and bytes are
-   * copied inside PostgreSQL; new uids follow the source uid order.
+   * copied inside PostgreSQL; new uids follow the source uid order. A move within one mailbox
+   * is a copy to new uids and an expunge of the old ones (RFC 6851 3.3, as Dovecot does): the
+   * client is told COPYUID, EXPUNGE and EXISTS, and its view matches the mailbox.
    * @param {number} userId
    * @param {number} srcId
    * @param {number[]} uids
@@ -325,7 +328,6 @@ const mailboxOps = {
    * @returns {Promise<{uidvalidity: number, map: Array<[number, number]>}>}
    */
   async copyMessages(userId, srcId, uids, dstId, opts = {}) {
-    if (srcId === dstId && opts.move) return { uidvalidity: 0, map: [] };
     return this.knex.transaction(async (trx) => {
       await lockThreads(trx, userId);
       // Both mailbox rows, in id order, so two opposite moves cannot deadlock.

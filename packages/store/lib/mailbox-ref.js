@@ -16,6 +16,11 @@ const { errors, canonicalMailboxName } = require('@mailgate/core');
 // first-level inferiors, are `INBOX…`).
 const canonicalName = canonicalMailboxName;
 
+// The SQL expression giving a new mailbox its UIDVALIDITY: the next value of a sequence that
+// only grows for the life of the database, dumps and restores included (migration
+// 20261127200000). Never the clock: two creations of one name within a second repeated it.
+const NEW_UIDVALIDITY = "nextval('mailbox_uidvalidity_seq')";
+
 /**
  * A mailbox reference by name (canonicalName).
  * @param {string} name
@@ -90,4 +95,12 @@ function mustExist(ref, mailbox) {
   if (!mailbox && isName(ref)) throw new errors.MAILBOX_NOT_FOUND(ref.name);
 }
 
-module.exports = { byName, canonicalName, isName, mailboxWhere, inMailbox, mustExist };
+module.exports = {
+  byName,
+  canonicalName,
+  isName,
+  mailboxWhere,
+  inMailbox,
+  mustExist,
+  NEW_UIDVALIDITY,
+};

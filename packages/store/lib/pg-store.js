@@ -16,7 +16,7 @@ const {
 } = require('./header-row');
 const { ListCache, pageOf } = require('./list-cache');
 const { planKeptUids } = require('./kept-uids');
-const { inMailbox, mustExist, isName, canonicalName } = require('./mailbox-ref');
+const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
 const { chunksIn } = require('./chunks-sql');
 
@@ -114,13 +114,13 @@ class PgStore {
     name = canonicalName(name);
     const found = await this.knex('mailboxes').where({ user_id: userId, name }).first();
     if (found) return found;
-    // UIDVALIDITY: seconds since epoch at creation, the common server choice (RFC 3501 2.3.1.1
-    // only asks that it never repeat for a re-created mailbox name).
-    const uidvalidity = Math.floor(Date.now() / 1000);
-    await this.knex('mailboxes')
-      .insert({ user_id: userId, name, uidvalidity, special_use: specialUseFor(name) })
-      .onConflict(['user_id', 'name'])
-      .ignore();
+    // UIDVALIDITY from the sequence that only grows (RFC 3501 2.3.1.1: never repeated for a
+    // re-created mailbox name, even within the same second; mailbox-ref.js NEW_UIDVALIDITY).
+    await this.knex.raw(
+      `INSERT INTO mailboxes (user_id, name, uidvalidity, special_use)
+       VALUES (?, ?, ${NEW_UIDVALIDITY}, ?) ON CONFLICT (user_id, name) DO NOTHING`,
+      [userId, name, specialUseFor(name)],
+    );
     return this.knex('mailboxes').where({ user_id: userId, name }).first();
   }
 

@@ -1,0 +1,149 @@
+'use strict';
+
+/*
+ * Issue 28, the IMAP server's state kept in the store: UIDVALIDITY that never repeats (and
+ * caches that cannot serve another mailbox's data), \Recent, keywords in FLAGS, MOVE into the
+ * selected mailbox, subscriptions, sequence numbers past the end, CHANGEDSINCE, and new mail
+ * pushed to IDLE through PostgreSQL LISTEN/NOTIFY. On the real store through @mailgate/service,
+ * over the raw wire.
+ */
+
+const { msg } = require('../../../test/support/mail');
+const { startPgServer } = require('./helpers');
+const { RawClient } = require('./raw-client');
+
+let env;
+const PW = { carol: 'carol pw 1' };
+
+/** A raw client logged in as carol. */
+async function login() {
+  const c = await RawClient.connect(env.port);
+  const r = await c.cmd('l', `LOGIN carol "${PW.carol}"`);
+  expect(r).toMatch(/^l OK/m);
+  return c;
+}
+
+/** `APPEND mailbox {n+}` with the message as a non-synchronising literal. */
+function appendCmd(mailbox, raw, flags = '') {
+  return `APPEND ${mailbox}${flags ? ` (${flags})` : ''} {${raw.length}+}\r\n${raw.toString('latin1')}`;
+}
+
+beforeAll(async () => {
+  env = await startPgServer({ users: PW });
+  const be = await env.service.openBackend('pg', 'carol');
+  await be.createMailbox('INBOX');
+  await be.close();
+});
+
+afterAll(async () => {
+  if (env) await env.close();
+});
+
+test('DELETE, CREATE and APPEND within one second: a new UIDVALIDITY, and FETCH serves the new message', async () => {
+  const old = msg({ from: 'old@example.org', subject: 'the deleted one' });
+  const fresh = msg({ from: 'new@example.org', subject: 'the new one' });
+  const c = await login();
+  expect(await c.cmd('a', 'CREATE Reuse')).toMatch(/^a OK/m);
+  const a1 = await c.cmd('b', appendCmd('Reuse', old));
+  const v1 = Number(/APPENDUID (\d+) 1\]/.exec(a1)[1]);
+  await c.cmd('c', 'SELECT Reuse');
+  const f1 = await c.cmd('d', 'FETCH 1 (ENVELOPE BODY.PEEK[HEADER.FIELDS (FROM SUBJECT)])');
+  expect(f1).toContain('the deleted one');
+  await c.cmd('e', 'SELECT INBOX');
+  // The clock stands still: the old scheme (seconds since the epoch) repeated the value here.
+  const now = Date.now();
+  const clock = jest.spyOn(Date, 'now').mockReturnValue(now);
+  try {
+    expect(await c.cmd('f', 'DELETE Reuse')).toMatch(/^f OK/m);
+    expect(await c.cmd('g', 'CREATE Reuse')).toMatch(/^g OK/m);
+    const a2 = await c.cmd('h', appendCmd('Reuse', fresh));
+    const v2 = Number(/APPENDUID (\d+) 1\]/.exec(a2)[1]);
+    // RFC 3501 2.3.1.1: strictly greater for a re-created name.
+    expect(v2).toBeGreaterThan(v1);
+    const sel = await c.cmd('i', 'SELECT Reuse');
+    expect(sel).toContain(`[UIDVALIDITY ${v2}]`);
+  } finally {
+    clock.mockRestore();
+  }
+  const f2 = await c.cmd('j', 'FETCH 1 (ENVELOPE BODY.PEEK[HEADER.FIELDS (FROM SUBJECT)])');
+  expect(f2).toContain('the new one');
+  expect(f2).toContain('new@example.org');
+  expect(f2).not.toContain('the deleted one');
+  expect(f2).not.toContain('old@example.org');
+  const f3 = await c.cmd('k', 'FETCH 1 (BODYSTRUCTURE BODY.PEEK[HEADER])');
+  expect(f3).toContain('the new one');
+  c.close();
+});
+
+test('RENAME: a name reached again never repeats a UIDVALIDITY it had', async () => {
+  const c = await login();
+  await c.cmd('a', 'CREATE R1');
+  const s1 = await c.cmd('b', 'STATUS R1 (UIDVALIDITY)');
+  const v1 = Number(/UIDVALIDITY (\d+)/.exec(s1)[1]);
+  await c.cmd('c', 'RENAME R1 R2');
+  await c.cmd('d', 'CREATE R1');
+  const s2 = await c.cmd('e', 'STATUS R1 (UIDVALIDITY)');
+  const s3 = await c.cmd('f', 'STATUS R2 (UIDVALIDITY)');
+  expect(Number(/UIDVALIDITY (\d+)/.exec(s3)[1])).toBe(v1); // RENAME keeps it
+  expect(Number(/UIDVALIDITY (\d+)/.exec(s2)[1])).toBeGreaterThan(v1);
+  c.close();
+});
+
+test('FETCH and STORE of a sequence number past the last message answer BAD', async () => {
+  const c = await login();
+  await c.cmd('a', 'CREATE Short');
+  await c.cmd('b', appendCmd('Short', msg({ subject: 'only one' })));
+  await c.cmd('c', 'SELECT Short');
+  expect(await c.cmd('d', 'FETCH 2 (FLAGS)')).toMatch(/^d BAD/m);
+  expect(await c.cmd('e', 'FETCH 1:5 (FLAGS)')).toMatch(/^e BAD/m);
+  expect(await c.cmd('f', 'STORE 7 +FLAGS (\\Seen)')).toMatch(/^f BAD/m);
+  expect(await c.cmd('f2', 'COPY 3 INBOX')).toMatch(/^f2 BAD/m);
+  // `*` is the last message, and UID sets name no sequence numbers.
+  expect(await c.cmd('g', 'FETCH 1:* (FLAGS)')).toMatch(/^\* 1 FETCH[^]*^g OK/m);
+  expect(await c.cmd('h', 'UID FETCH 1:99 (FLAGS)')).toMatch(/^h OK/m);
+  const st = await c.cmd('i', 'FETCH 1 (FLAGS)');
+  expect(st).not.toMatch(/Seen/);
+  c.close();
+});
+
+test('FETCH CHANGEDSINCE sends each changed message once', async () => {
+  const c = await login();
+  const other = await login();
+  await c.cmd('a', 'CREATE Changes');
+  for (const s of ['one', 'two', 'three']) {
+    await c.cmd('b', appendCmd('Changes', msg({ subject: s })));
+  }
+  const sel = await c.cmd('c', 'SELECT Changes (CONDSTORE)');
+  const modseq = Number(/HIGHESTMODSEQ (\d+)/.exec(sel)[1]);
+  await other.cmd('d', 'SELECT Changes');
+  await other.cmd('e', 'STORE 2 +FLAGS.SILENT (\\Flagged)');
+  const r = await c.cmd('f', `FETCH 1:* (FLAGS) (CHANGEDSINCE ${modseq})`);
+  expect(r.match(/^\* 2 FETCH/gm)).toHaveLength(1);
+  expect(r).toMatch(/^\* 2 FETCH \([^\r\n]*\\Flagged/m);
+  expect(r).not.toMatch(/^\* [13] FETCH/m);
+  c.close();
+  other.close();
+});
+
+test('MOVE into the selected mailbox: COPYUID, EXPUNGE, then EXISTS for the new copy', async () => {
+  const c = await login();
+  await c.cmd('a', 'CREATE Self');
+  await c.cmd('b', appendCmd('Self', msg({ subject: 'first' })));
+  await c.cmd('c', appendCmd('Self', msg({ subject: 'second' })));
+  const sel = await c.cmd('d', 'SELECT Self');
+  const validity = /UIDVALIDITY (\d+)/.exec(sel)[1];
+  const r = await c.cmd('e', 'UID MOVE 1 Self');
+  expect(r).toMatch(new RegExp(`^\\* OK \\[COPYUID ${validity} 1 3\\]`, 'm'));
+  const expunge = r.search(/^\* 1 EXPUNGE/m);
+  const exists = r.search(/^\* 2 EXISTS/m);
+  expect(expunge).toBeGreaterThan(-1);
+  expect(exists).toBeGreaterThan(expunge);
+  expect(r).toMatch(/^e OK/m);
+  const f = await c.cmd('f', 'FETCH 1:* (UID BODY.PEEK[HEADER.FIELDS (SUBJECT)])');
+  expect(f).toMatch(/^\* 1 FETCH \(UID 2 /m);
+  expect(f).toMatch(/^\* 2 FETCH \(UID 3 [^]*first/m);
+  // The plain MOVE form too.
+  const m2 = await c.cmd('g', 'MOVE 1 Self');
+  expect(m2).toMatch(/^\* OK \[COPYUID \d+ 2 4\][^]*^\* 1 EXPUNGE[^]*^\* 2 EXISTS/m);
+  c.close();
+});

@@ -6,7 +6,7 @@
  */
 
 const { canonicalMailboxName } = require('@mailgate/core');
-const { bad } = require('./errors');
+const { bad, no } = require('./errors');
 const { stringOf } = require('./parser');
 
 /** Exactly n arguments (or between n and max). */
@@ -52,8 +52,16 @@ function numberArg(token, what = 'number', max = 4294967295) {
  */
 function mailboxArg(token) {
   const name = astring(token, 'mailbox name');
-  if (name.length > 1000) throw bad('Mailbox name too long');
+  // A name that is well-formed syntax but not a valid mailbox name is NO, never BAD: clients
+  // drop the connection on BAD (issue 28 item 9), and Dovecot answers NO too.
+  if (name.length > 1000) throw no('Mailbox name too long', 'CANNOT');
+  if (!validUtf7(name)) throw no('Mailbox name is not valid modified UTF-7', 'CANNOT');
   return canonicalMailboxName(decodeUtf7(name));
+}
+
+/** Every `&` of a name starts `&-` or a modified-BASE64 run ended by `-` (RFC 3501 5.1.3). */
+function validUtf7(name) {
+  return /^(?:[^&]|&-|&[A-Za-z0-9+,]+-)*$/.test(name);
 }
 
 /** Modified UTF-7 (RFC 3501 5.1.3) → UTF-16 string; names without `&` pass unchanged. */

@@ -437,19 +437,21 @@ function responseItems(ctx, uid, row, raw, meta = null) {
   return out;
 }
 
-/** The bytes of a section, or null when the part does not exist (answered as NIL). */
+/**
+ * The bytes of a section. A part that does not exist, or HEADER/TEXT of a part that is not a
+ * message, is the empty string, as Dovecot answers (RFC 3501 leaves it open; NIL made some
+ * clients retry).
+ */
 function sectionBytes(raw, root, sec) {
   if (!sec.path.length && !sec.part) return raw;
-  let node = root;
-  if (sec.path.length) {
-    node = nodeAt(root, sec.path);
-    if (!node) return null;
-  }
+  const at = nodeAt(root, sec.path, sec.part);
+  if (!at) return EMPTY;
+  const { node } = at;
   if (sec.part === 'MIME') return raw.subarray(node.start, node.headerEnd);
   if (!sec.part) return raw.subarray(node.headerEnd, node.end);
   // HEADER and TEXT of a part refer to its encapsulated message (RFC 3501 6.4.5).
-  const msg = sec.path.length ? node.message : root;
-  if (!msg) return null;
+  if (!at.message) return EMPTY;
+  const msg = node;
   if (sec.part === 'TEXT') return raw.subarray(msg.headerEnd, msg.end);
   const header = raw.subarray(msg.start, msg.headerEnd);
   if (sec.part === 'HEADER') return header;
@@ -461,6 +463,8 @@ function sectionBytes(raw, root, sec) {
   lines.push('\r\n');
   return Buffer.from(lines.join('').replace(/\r?\n/g, '\r\n'), 'latin1');
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function partialOf(data, [start, len]) {
   if (start >= data.length) return Buffer.alloc(0);

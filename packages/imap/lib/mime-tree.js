@@ -207,27 +207,35 @@ function countLines(raw, start, end) {
 }
 
 /**
- * The node for a section part path (`[1, 2]`), or null when it does not exist
- * (RFC 3501 6.4.5: parts of a message/rfc822 part are those of the encapsulated message;
- * part 1 of a non-multipart message is its body).
+ * The entity a section names (RFC 3501 6.4.5), as Dovecot resolves it, or null when there is
+ * none. Each number picks a child of a multipart; on anything else only 1 is allowed (part 1
+ * of a non-multipart message is its body), and only last unless the entity is message/rfc822.
+ * A message/rfc822 part is entered (its encapsulated message becomes the entity) when more
+ * numbers follow or the section is HEADER… or TEXT: so `BODY[1]` of a message/rfc822 part is
+ * the whole encapsulated message, `[1.HEADER]`/`[1.TEXT]` its header and body, `[1.1]` its
+ * first part, `[1.MIME]` the part's own MIME header.
  * @param {MimeNode} root
  * @param {number[]} path
- * @returns {MimeNode|null}
+ * @param {string} [part] the section's text part: '', 'MIME', 'HEADER', 'HEADER.FIELDS', 'TEXT'…
+ * @returns {{node: MimeNode, message: boolean}|null} message: node is a message (root or
+ *   entered message/rfc822), whose HEADER and TEXT exist
  */
-function nodeAt(root, path) {
+function nodeAt(root, path, part = '') {
   let node = root;
-  for (const n of path) {
-    const container = node.message && !node.children.length ? node.message : node;
-    if (container.children.length) {
-      node = container.children[n - 1];
-      if (!node) return null;
-    } else if (n === 1) {
-      node = container;
-    } else {
-      return null;
+  let message = true;
+  for (let k = 0; k < path.length; k++) {
+    const n = path[k];
+    const last = k === path.length - 1;
+    if (node.contentType.type === 'multipart') node = node.children[n - 1];
+    else if (n !== 1 || (!last && !node.message)) node = null;
+    if (!node) return null;
+    message = false;
+    if (node.message && (!last || part.startsWith('HEADER') || part === 'TEXT')) {
+      node = node.message;
+      message = true;
     }
   }
-  return node;
+  return { node, message };
 }
 
 module.exports = {

@@ -29,7 +29,8 @@ class ParseError extends Error {
 
 // RFC 3501 atom-char: any CHAR except atom-specials ( ) { SP CTL list-wildcards quoted-specials
 // resp-specials. We accept list wildcards (% *) and ']' in atoms, as LIST patterns, sequence
-// sets and flags use them, and 8-bit bytes (lenient, as most servers).
+// sets, flags and mailbox names (ASTRING-CHAR) use them, and 8-bit bytes (lenient, as most
+// servers). '[' is an ordinary atom-char too; it opens a section only after a FETCH item name.
 function isAtomChar(c) {
   return c > 0x20 && c !== 0x7f && c !== 0x28 && c !== 0x29 && c !== 0x7b && c !== 0x22;
 }
@@ -146,6 +147,11 @@ function readQuoted(cur, s) {
   return { type: 'string', value: Buffer.from(bytes).toString('utf8') };
 }
 
+// FETCH items whose '[' opens a section (RFC 3501 6.4.5, RFC 3516): inside it spaces and
+// parentheses belong to the atom. Anywhere else '[' and ']' are plain atom characters, so
+// `SELECT a[b]` names a mailbox (issue 28 item 9: it answered `BAD Unterminated [`).
+const SECTION_ITEM = /^(?:BODY|BODY\.PEEK|BINARY|BINARY\.PEEK|BINARY\.SIZE)$/i;
+
 function readAtom(cur, s) {
   let i = cur.pos;
   let bracket = 0;
@@ -160,7 +166,7 @@ function readAtom(cur, s) {
       i++;
       continue;
     }
-    if (ch === 0x5b) {
+    if (ch === 0x5b && SECTION_ITEM.test(s.slice(cur.pos, i))) {
       bracket++;
       i++;
       continue;

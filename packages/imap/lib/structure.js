@@ -26,9 +26,18 @@ const bin = (s) => (s === null || s === undefined ? null : Buffer.from(s, 'latin
 
 function envelopeOf(node) {
   const f = (k) => fieldValue(node.fields, k);
-  const from = addresses(f('from'));
-  const sender = addresses(f('sender'));
-  const replyTo = addresses(f('reply-to'));
+  // Address fields that occur more than once (two `Cc:` lines) keep every line's addresses,
+  // in order, as Dovecot does: the second line is not dropped (issue 28 item 5).
+  const list = (k) => {
+    const values = node.fields
+      .filter((x) => x.key === k)
+      .map((x) => fieldValue([x], k))
+      .filter(Boolean);
+    return addresses(values.join(', '));
+  };
+  const from = list('from');
+  const sender = list('sender');
+  const replyTo = list('reply-to');
   return [
     bin(f('date')),
     bin(f('subject')),
@@ -36,9 +45,9 @@ function envelopeOf(node) {
     // RFC 3501 7.4.2: sender and reply-to default to from.
     sender || from,
     replyTo || from,
-    addresses(f('to')),
-    addresses(f('cc')),
-    addresses(f('bcc')),
+    list('to'),
+    list('cc'),
+    list('bcc'),
     bin(f('in-reply-to')),
     bin(f('message-id')),
   ];
@@ -46,114 +55,194 @@ function envelopeOf(node) {
 
 /**
  * An address-list header value → list of (name adl mailbox host), with groups as
- * (NIL NIL name NIL) … (NIL NIL NIL NIL) (RFC 3501 7.4.2); null when empty.
+ * (NIL NIL name NIL) … (NIL NIL NIL NIL) (RFC 3501 7.4.2); null when empty. Parsed as RFC 5322
+ * 3.4 tokens: comments are never addresses (`group2: (foo) ;` is an empty group) and never
+ * part of an addr-spec (`<user (c)@ (c) domain.org>` is user@domain.org); a comment after a
+ * bare addr-spec is its display name, as Dovecot reports it.
  * @param {string|null} value
  */
 function addresses(value) {
   if (!value) return null;
+  const toks = tokenize(value);
   const out = [];
-  for (const item of splitTop(value, ',')) {
-    const group = /^\s*((?:"(?:[^"\\]|\\.)*"|[^":<@,])+):(.*?);?\s*$/s.exec(item.text);
-    if (item.group && group) {
-      out.push([null, null, bin(group[1].trim()), null]);
-      for (const sub of splitTop(group[2], ',')) {
-        const a = oneAddress(sub.text);
+  let i = 0;
+  while (i < toks.length) {
+    const groupEnd = groupColon(toks, i);
+    if (groupEnd >= 0) {
+      out.push([null, null, bin(phrase(toks, i, groupEnd)), null]);
+      i = groupEnd + 1;
+      while (i < toks.length && !isSpecial(toks[i], ';')) {
+        const stop = nextStop(toks, i, true);
+        const a = mailbox(toks, i, stop);
         if (a) out.push(a);
+        i = stop < toks.length && isSpecial(toks[stop], ',') ? stop + 1 : stop;
       }
       out.push([null, null, null, null]);
+      i++; // the ';'
       continue;
     }
-    const a = oneAddress(item.text);
+    const stop = nextStop(toks, i, false);
+    const a = mailbox(toks, i, stop);
     if (a) out.push(a);
+    i = stop + 1;
   }
   return out.length ? out : null;
 }
 
-/** Splits on sep outside quotes, comments, angle brackets; notes items that hold a group. */
-function splitTop(value, sep) {
-  const items = [];
-  let cur = '';
-  let quoted = false;
-  let paren = 0;
-  let angle = false;
-  let inGroup = false;
-  for (let i = 0; i < value.length; i++) {
+/**
+ * RFC 5322 lexical tokens: `{t: 'word', v, q}` (atom, or quoted string unescaped when q),
+ * `{t: 'comment', v}`, `{t: 'literal', v}` (domain literal with its brackets), `{t: 's', v}`
+ * (one of `< > , : ; @ .`); sp: whitespace came before it. Linear in the value.
+ */
+function tokenize(value) {
+  const toks = [];
+  let sp = false;
+  let i = 0;
+  const n = value.length;
+  while (i < n) {
     const c = value[i];
-    if (c === '\\' && (quoted || paren)) {
-      cur += c + (value[i + 1] || '');
+    if (c === ' ' || c === '\t' || c === '\r' || c === '\n') {
+      sp = true;
       i++;
       continue;
     }
-    if (!paren && c === '"') quoted = !quoted;
-    else if (!quoted && c === '(') paren++;
-    else if (!quoted && c === ')' && paren) paren--;
-    else if (!quoted && !paren && c === '<') angle = true;
-    else if (!quoted && !paren && c === '>') angle = false;
-    else if (!quoted && !paren && !angle && c === ':') inGroup = true;
-    else if (!quoted && !paren && !angle && c === ';') inGroup = false;
-    if (c === sep && !quoted && !paren && !angle && !inGroup) {
-      items.push({ text: cur, group: cur.includes(':') });
-      cur = '';
-      continue;
+    if (c === '"') {
+      let v = '';
+      i++;
+      while (i < n && value[i] !== '"') {
+        if (value[i] === '\\' && i + 1 < n) i++;
+        v += value[i++];
+      }
+      i++;
+      toks.push({ t: 'word', v, q: true, sp });
+    } else if (c === '(') {
+      let depth = 1;
+      let v = '';
+      i++;
+      while (i < n && depth) {
+        const d = value[i];
+        if (d === '\\' && i + 1 < n) {
+          v += value[i + 1];
+          i += 2;
+          continue;
+        }
+        if (d === '(') depth++;
+        else if (d === ')' && --depth === 0) break;
+        v += d;
+        i++;
+      }
+      i++;
+      toks.push({ t: 'comment', v: v.replace(/\s+/g, ' ').trim(), sp });
+    } else if (c === '[') {
+      const close = value.indexOf(']', i);
+      const e = close < 0 ? n : close + 1;
+      toks.push({ t: 'literal', v: value.slice(i, e), sp });
+      i = e;
+    } else if ('<>,:;@.'.includes(c)) {
+      toks.push({ t: 's', v: c, sp });
+      i++;
+    } else {
+      let e = i;
+      while (e < n && !' \t\r\n"()[<>,:;@.'.includes(value[e])) e++;
+      if (e === i) e++; // a stray ']' or '>' is a word of its own
+      toks.push({ t: 'word', v: value.slice(i, e), q: false, sp });
+      i = e;
     }
-    cur += c;
+    sp = false;
   }
-  items.push({ text: cur, group: hasTopColon(cur) });
-  return items.filter((x) => x.text.trim());
+  return toks;
 }
 
-function hasTopColon(s) {
-  let quoted = false;
+const isSpecial = (tok, v) => tok.t === 's' && tok.v === v;
+
+/** Index of the ':' ending a group's display name at i, or -1 (a plain address). */
+function groupColon(toks, i) {
+  for (let k = i; k < toks.length; k++) {
+    const tok = toks[k];
+    if (tok.t === 'word' || tok.t === 'comment' || isSpecial(tok, '.')) continue;
+    return isSpecial(tok, ':') ? k : -1;
+  }
+  return -1;
+}
+
+/** Index of the ',' (or, in a group, ';') ending the address at i; '<…>' is skipped. */
+function nextStop(toks, i, inGroup) {
   let angle = false;
-  for (const c of s) {
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && c === '<') angle = true;
-    else if (!quoted && c === '>') angle = false;
-    else if (!quoted && !angle && c === ':') return true;
+  for (let k = i; k < toks.length; k++) {
+    const tok = toks[k];
+    if (tok.t !== 's') continue;
+    if (tok.v === '<') angle = true;
+    else if (tok.v === '>') angle = false;
+    else if (!angle && (tok.v === ',' || (inGroup && tok.v === ';'))) return k;
   }
-  return false;
+  return toks.length;
 }
 
-function oneAddress(text) {
-  const t = text.trim();
-  if (!t) return null;
-  let name = null;
-  let spec = t;
-  const lt = t.lastIndexOf('<');
-  if (lt >= 0 && t.indexOf('>', lt) > lt) {
-    spec = t.slice(lt + 1, t.indexOf('>', lt));
-    name = cleanName(t.slice(0, lt));
-  } else {
-    // `addr (Comment Name)`: the comment is the display name, as most servers report it.
-    const c = /\(([^()]*)\)/.exec(t);
-    if (c) {
-      name = c[1].trim() || null;
-      spec = t.replace(/\([^()]*\)/g, '').trim();
-    }
+/** Display-name words between a and b (comments left out), spaced as written. */
+function phrase(toks, a, b) {
+  let out = '';
+  for (let k = a; k < b; k++) {
+    const tok = toks[k];
+    if (tok.t === 'comment') continue;
+    out += (out && tok.sp ? ' ' : '') + tok.v;
   }
+  return out.trim() || null;
+}
+
+/** One mailbox from toks[a, b): name-addr or addr-spec; null when there is none. */
+function mailbox(toks, a, b) {
+  let lt = -1;
+  for (let k = a; k < b; k++) if (isSpecial(toks[k], '<')) lt = lt < 0 ? k : lt;
+  let name = null;
+  let specFrom = a;
+  let specTo = b;
+  if (lt >= 0) {
+    name = phrase(toks, a, lt);
+    specFrom = lt + 1;
+    specTo = specFrom;
+    while (specTo < b && !isSpecial(toks[specTo], '>')) specTo++;
+  } else {
+    // `addr (Comment Name)`: the last comment after the addr-spec is the display name, as
+    // Dovecot reports it; one before it is not.
+    let k = b - 1;
+    while (k >= a && toks[k].t === 'comment' && !toks[k].v) k--;
+    if (k >= a && toks[k].t === 'comment') name = toks[k].v;
+  }
+  const spec = toks.slice(specFrom, specTo).filter((tok) => tok.t !== 'comment');
   // Route (`@a,@b:user@host`) goes to adl (RFC 3501 7.4.2, obsolete but still seen).
   let adl = null;
-  const route = /^(@[^:]+):(.*)$/.exec(spec);
-  if (route) {
-    adl = route[1];
-    spec = route[2];
+  let s0 = 0;
+  if (spec.length && isSpecial(spec[0], '@')) {
+    const colon = spec.findIndex((tok) => isSpecial(tok, ':'));
+    if (colon > 0) {
+      adl = spec
+        .slice(0, colon)
+        .map((tok) => tok.v)
+        .join('');
+      s0 = colon + 1;
+    }
   }
-  spec = spec.trim();
-  const at = spec.lastIndexOf('@');
-  let mailbox = at >= 0 ? spec.slice(0, at) : spec;
-  const host = at >= 0 ? spec.slice(at + 1) : null;
-  if (mailbox.startsWith('"') && mailbox.endsWith('"') && mailbox.length > 1) {
-    mailbox = mailbox.slice(1, -1).replace(/\\(.)/g, '$1');
+  let at = -1;
+  for (let k = spec.length - 1; k >= s0; k--) {
+    if (isSpecial(spec[k], '@')) {
+      at = k;
+      break;
+    }
   }
-  return [bin(name), bin(adl), bin(mailbox || null), bin(host || null)];
-}
-
-function cleanName(s) {
-  let n = s.trim();
-  if (n.startsWith('"') && n.endsWith('"') && n.length > 1) {
-    n = n.slice(1, -1).replace(/\\(.)/g, '$1');
-  }
-  return n || null;
+  const local = spec.slice(s0, at < 0 ? spec.length : at);
+  const mbox = local.map((tok) => tok.v).join('');
+  const host =
+    at < 0
+      ? ''
+      : spec
+          .slice(at + 1)
+          .map((tok) => tok.v)
+          .join('');
+  // A comment alone (`group2: (foo) ;`) is not an address.
+  if (!mbox && !host && lt < 0) return null;
+  // An address without a local part or domain (`foo`, `<>`, `bare@`) is answered with
+  // Dovecot's placeholders, so clients that need both see the same values from either server.
+  return [bin(name), bin(adl), bin(mbox || 'MISSING_MAILBOX'), bin(host || 'MISSING_DOMAIN')];
 }
 
 function structureOf(raw, node, extended) {

@@ -172,13 +172,14 @@ async function* splitEntries(run, items, resumeAt, position) {
     // A source may name its own dedup ordinal (IMAP: the upstream UID, see imap-source.js).
     if (it.dup == null) it.dup = seen;
     occurrences.set(occKey, seen + 1);
-    run.count(it.mailbox, raw.length);
+    run.count(it.mailbox, raw.length, it.index < resumeAt);
     if (it.uidValidity != null && it.uidNext != null) {
       run.sourceNumbering.set(it.mailbox, { uidValidity: it.uidValidity, uidNext: it.uidNext });
     }
     position.lastIndex = it.index;
     if (it.index < resumeAt) {
       run.report.duplicates++;
+      run.report.resumed++;
       run.stat(it.mailbox).duplicates++;
       continue;
     }
@@ -311,6 +312,7 @@ class ImportRun {
       messages: 0,
       imported: 0,
       duplicates: 0,
+      resumed: 0,
       quarantined: 0,
       skipped: 0,
       bytes: 0,
@@ -349,10 +351,13 @@ class ImportRun {
     return this.perMailbox.get(name);
   }
 
-  count(mailbox, bytes) {
+  /** One source entry; `resumed`: before the checkpoint, done by an earlier run. */
+  count(mailbox, bytes, resumed) {
     this.report.messages++;
     this.report.bytes += bytes;
     this.stat(mailbox).messages++;
+    if (resumed) return this.progress.skip(1, bytes);
+    if (this.freshSince == null) this.freshSince = process.hrtime.bigint();
     this.progress.tick(1, bytes);
   }
 
@@ -430,8 +435,13 @@ class ImportRun {
 
   finish() {
     const { report } = this;
-    report.seconds = Number((Number(process.hrtime.bigint() - this.started) / 1e9).toFixed(3));
-    report.rate = report.seconds > 0 ? Number((report.messages / report.seconds).toFixed(1)) : 0;
+    const end = process.hrtime.bigint();
+    report.seconds = Number((Number(end - this.started) / 1e9).toFixed(3));
+    // New work only: what a resumed run found done before its checkpoint was only re-hashed
+    // (issue 30.9; `resumed` counts it, inside `duplicates`).
+    const fresh = report.messages - report.resumed;
+    const freshSecs = this.freshSince == null ? 0 : Number(end - this.freshSince) / 1e9;
+    report.rate = freshSecs > 0 ? Number((fresh / freshSecs).toFixed(1)) : 0;
     // Worker threads share the process, so this covers parsing too (Linux: maxRSS in KiB).
     report.peakRssMB = Math.round(process.resourceUsage().maxRSS / 1024);
     // Where the time went (ms, wall; see README "import --json"): main-loop stages, then the

@@ -127,8 +127,11 @@ async function runImportCommand(ctx, kind, paths, o) {
 function printReport(r, user) {
   process.stderr.write(
     `${r.interrupted ? 'interrupted' : 'done'}: ${r.messages} messages, ${r.imported} imported, ` +
-      `${r.duplicates} already present, ${r.quarantined} quarantined, ` +
-      `${(r.bytes / 1048576).toFixed(1)} MB in ${r.seconds}s (${r.rate} msg/s)\n`,
+      `${r.duplicates} already present` +
+      (r.resumed ? ` (${r.resumed} stored by the run this one resumed, only re-checked)` : '') +
+      `, ${r.quarantined} quarantined, ` +
+      `${(r.bytes / 1048576).toFixed(1)} MB in ${r.seconds}s ` +
+      `(${r.rate} msg/s${r.resumed ? ' on new messages' : ''})\n`,
   );
   for (const q of r.quarantine.slice(0, 20)) {
     process.stderr.write(`  quarantined ${q.source} ${q.position}: ${q.reason}: ${q.detail}\n`);

@@ -45,7 +45,31 @@ const CSS_PROPS = (
   'border-width border-collapse border-spacing border-radius width height max-width ' +
   'min-width list-style-type display float clear'
 ).split(' ');
-const ALLOWED_STYLES = { '*': Object.fromEntries(CSS_PROPS.map((p) => [p, [CSS_VALUE]])) };
+// Margins are never negative: a negative margin pulls an element over the content before or
+// beside it, which is how a link is laid over text that looks harmless (issue 29.8).
+const CSS_MARGIN = /^(?:\s*(?:auto|\d*\.?\d+(?:[a-z]{1,4}|%)?))+\s*$/i;
+const ALLOWED_STYLES = {
+  '*': Object.fromEntries(
+    CSS_PROPS.map((p) => [p, [p.startsWith('margin') ? CSS_MARGIN : CSS_VALUE]]),
+  ),
+};
+// A link keeps its colours and type face only: no size, box, display or float, so a crafted
+// block link can never grow over the message (issue 29.8). Filtered before sanitize-html's
+// own check, which merges per-tag allow-lists with '*' and so cannot narrow them.
+const LINK_CSS_PROPS = new Set(
+  (
+    'color background-color font-family font-style font-weight font-variant text-decoration ' +
+    'text-transform letter-spacing word-spacing'
+  ).split(' '),
+);
+
+/** The declarations of a style attribute whose property a link may have (the rest dropped). */
+function linkStyle(style) {
+  return String(style || '')
+    .split(';')
+    .filter((d) => LINK_CSS_PROPS.has(d.split(':')[0].trim().toLowerCase()))
+    .join(';');
+}
 
 /**
  * Sanitises mail HTML for display with sanitize-html (htmlparser2: one linear pass):
@@ -64,7 +88,12 @@ function sanitizeHtml(html, opts = {}) {
   const cidUrl = opts.cidUrl || (() => null);
   return sanitize(String(html), {
     allowedTags: ALLOWED_TAGS,
-    allowedAttributes: { '*': ALLOWED_ATTRS, img: [...ALLOWED_ATTRS, 'data-blocked-src'] },
+    allowedAttributes: {
+      '*': ALLOWED_ATTRS,
+      img: [...ALLOWED_ATTRS, 'data-blocked-src'],
+      // The values transformTags.a sets: without them in the list they were dropped again.
+      a: [...ALLOWED_ATTRS, 'rel', 'target'],
+    },
     nonTextTags: NON_TEXT,
     allowedSchemes: ['http', 'https', 'mailto', 'cid'],
     allowedSchemesByTag: { img: ['http', 'https', 'cid', 'data'] },
@@ -74,6 +103,9 @@ function sanitizeHtml(html, opts = {}) {
     transformTags: {
       a: (tag, attribs) => {
         const out = { ...attribs, rel: 'noopener noreferrer', target: '_blank' };
+        delete out.width;
+        delete out.height;
+        if (out.style !== undefined) out.style = linkStyle(out.style);
         if (/^\s*cid:/i.test(out.href || '')) out.href = cidUrl(out.href) || '';
         return { tagName: 'a', attribs: out };
       },

@@ -242,3 +242,21 @@ test('over the budget: too-complex, never a hang', async () => {
   }
   expect((await renderMessage(RAW)).subject).toBe('Grüße');
 });
+
+test('a link keeps rel="noopener noreferrer" and cannot be laid over the message (29.8)', () => {
+  const out = sanitizeHtml(
+    '<p>Your invoice</p>' +
+      '<a href="https://evil.example/" width="2000" height="2000" style="display:block;' +
+      'width:100%;height:3000px;margin-top:-500px;padding:900px;font-size:400px;' +
+      'float:left;color:red">pay</a>' +
+      '<div style="margin:-40px 0 0 -10px;margin-left:4px">pulled up</div>',
+  );
+  expect(out).toContain('rel="noopener noreferrer"');
+  expect(out).toContain('target="_blank"');
+  // The link keeps its colour, nothing that sizes, moves or floats it.
+  expect(out).toMatch(/<a href="https:\/\/evil\.example\/" style="color:red"/);
+  expect(out).not.toMatch(/display|height|width|padding|font-size|float|margin-top/);
+  // Negative margins are dropped on every element; positive ones stay.
+  expect(out).not.toMatch(/-40px|-10px/);
+  expect(out).toContain('margin-left:4px');
+});

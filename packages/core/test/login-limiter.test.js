@@ -74,7 +74,7 @@ describe('LoginLimiter', () => {
     expect(l.attempt('alice', 'a').allowed).toBe(true);
   });
 
-  test('per-account slow-down across addresses: spaced turns, refused when the wait is too long', () => {
+  test('per-account slow-down: addresses that failed wait spaced turns, refused when the wait is too long', () => {
     const c = clock();
     const l = new LoginLimiter({
       accountFree: 3,
@@ -83,11 +83,12 @@ describe('LoginLimiter', () => {
       maxWaitMs: 6000,
       now: c.now,
     });
-    for (let i = 0; i < 3; i++) expect(fail(l, 'alice', `10.0.0.${i}`).delayMs).toBe(0);
-    // Further attempts from fresh addresses wait their turn: 0, then 1 s, then +2 s …
+    const guessers = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
+    for (const g of guessers) expect(fail(l, 'alice', g).delayMs).toBe(0);
+    // The guessing addresses' further attempts wait their turn: 0, then 1 s, then +2 s …
     const delays = [];
     for (let i = 0; i < 5; i++) {
-      const a = fail(l, 'alice', `10.1.0.${i}`);
+      const a = fail(l, 'alice', guessers[i % 3]);
       delays.push(a.allowed ? a.delayMs : `refused ${a.retryAfter}`);
     }
     expect(delays).toEqual([0, 1000, 3000, 'refused 7', 'refused 7']);
@@ -95,8 +96,57 @@ describe('LoginLimiter', () => {
     expect(l.attempt('bob', '10.1.0.99').delayMs).toBe(0);
     // The real user's success clears the account's slow-down.
     c.t += 10000;
-    l.attempt('alice', '10.2.0.1').succeeded();
-    expect(l.attempt('alice', '10.2.0.2').delayMs).toBe(0);
+    l.attempt('alice', '10.0.0.1').succeeded();
+    expect(l.attempt('alice', '10.0.0.2').delayMs).toBe(0);
+  });
+
+  test('issue 29.7: an address without failures is never slowed or refused by guessing elsewhere', () => {
+    const c = clock();
+    const l = new LoginLimiter({ now: c.now });
+    // 28 wrong passwords from three addresses (the issue's attack), then more queued.
+    for (let i = 0; i < 40; i++) fail(l, 'alice', `10.0.0.${i % 3}`);
+    expect(l.attempt('alice', '10.0.0.1').allowed).toBe(false);
+    const real = l.attempt('alice', '198.51.100.20');
+    expect(real).toMatchObject({ allowed: true, delayMs: 0 });
+    real.succeeded();
+  });
+
+  test('issue 35.4: 20 simultaneous correct logins from one address all get through', async () => {
+    const l = new LoginLimiter({ userAddressMax: 10 });
+    const verify = () => new Promise((r) => setImmediate(() => r(true)));
+    const login = async () => {
+      const a = await l.admit('alice', '192.0.2.1');
+      if (!a.allowed) return 'refused';
+      const ok = await verify();
+      if (ok) a.succeeded();
+      else a.failed();
+      return 'ok';
+    };
+    const answers = await Promise.all(Array.from({ length: 20 }, login));
+    expect(answers).toEqual(Array(20).fill('ok'));
+  });
+
+  test('admit: guesses in flight make later attempts wait, then settled failures refuse them', async () => {
+    const l = new LoginLimiter({ userAddressMax: 10 });
+    const verify = () => new Promise((r) => setImmediate(() => r(false)));
+    const guess = async () => {
+      const a = await l.admit('alice', '192.0.2.1');
+      if (!a.allowed) return 'refused';
+      if (await verify()) a.succeeded();
+      else a.failed();
+      return 'checked';
+    };
+    const answers = await Promise.all(Array.from({ length: 50 }, guess));
+    expect(answers.filter((x) => x === 'checked')).toHaveLength(10);
+    expect(answers.filter((x) => x === 'refused')).toHaveLength(40);
+  });
+
+  test('issue 29.8: user names are case-sensitive, so ALICE never resets alice', () => {
+    const l = new LoginLimiter({ userAddressMax: 3 });
+    for (let i = 0; i < 3; i++) fail(l, 'alice', 'a');
+    expect(l.attempt('alice', 'a').allowed).toBe(false);
+    l.attempt('ALICE', 'a').succeeded();
+    expect(l.attempt('alice', 'a').allowed).toBe(false);
   });
 
   test('memory is bounded by maxKeys', () => {

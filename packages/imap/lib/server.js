@@ -165,7 +165,7 @@ class ImapServer {
    * @returns {Promise<'ok'|'bad'|'blocked'>}
    */
   async checkLogin(user, password, address) {
-    const a = this.limiter.attempt(user, address);
+    const a = await this.limiter.admit(user, address);
     if (!a.allowed) return 'blocked';
     if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
     let ok = false;

@@ -11,8 +11,8 @@ async function sessionRoutes(app) {
 
   /** Checks the password under the login limiter; the user, or a coded error. */
   const checkLogin = async (req, name, password) => {
-    // Counted before the password is checked (one step), refunded only on success.
-    const attempt = auth.limiter.attempt(name, req.ip);
+    // Reserved before the password is checked (one step); only settled failures refuse.
+    const attempt = await auth.limiter.admit(name, req.ip);
     if (!attempt.allowed) {
       const err = new errors.TOO_MANY_ATTEMPTS(attempt.retryAfter);
       err.retryAfter = attempt.retryAfter;

@@ -10,39 +10,55 @@ const { onShutdown } = require('@mailgate/core');
 /**
  * Runs the HTTP API until SIGTERM/SIGINT (graceful shutdown is in @mailgate/api's server).
  * With `imap`, the IMAP server runs beside it on the API's mail service and failed-login
- * limiter, and shutdown says `* BYE` to IMAP sessions before the API closes.
+ * limiter, and shutdown says `* BYE` to IMAP sessions before the API closes; with `lmtp` and
+ * LMTP_PORT or LMTP_SOCKET set, the LMTP server too (its deliveries finish first).
  * @param {object} config loadConfig() result
  * @param {import('pino').Logger} log
- * @param {{imap?: boolean}} [opts]
+ * @param {{imap?: boolean, lmtp?: boolean}} [opts]
  * @returns {Promise<{url: string, app: object, close: () => Promise<void>}>}
  */
 async function serve(config, log, opts = {}) {
   const { startServer } = require('@mailgate/api');
-  const srv = await startServer(config, { log, signals: !opts.imap });
+  const { lmtpSettings } = require('./lmtp');
+  // LMTP runs inside `serve` only when LMTP_PORT or LMTP_SOCKET is set.
+  const withLmtp = Boolean(opts.lmtp) && lmtpSettings(process.env, config).wanted;
+  const srv = await startServer(config, { log, signals: !opts.imap && !withLmtp });
   process.stderr.write(
     `mailgate API listening on ${srv.url} (OpenAPI: ${srv.url}/docs); Ctrl-C stops it\n`,
   );
-  if (!opts.imap) return srv;
-  const { startImap } = require('./imap');
-  let imap;
+  if (!opts.imap && !withLmtp) return srv;
+  const servers = [];
   try {
-    imap = await startImap({
-      service: srv.app.mailService,
-      limiter: srv.app.auth.limiter,
-      log,
-      config,
-    });
+    if (opts.imap) {
+      const { startImap } = require('./imap');
+      const imap = await startImap({
+        service: srv.app.mailService,
+        limiter: srv.app.auth.limiter,
+        log,
+        config,
+      });
+      servers.push({ name: 'imap', ...imap });
+      process.stderr.write(`mailgate IMAP listening on ${imap.addresses.join(', ')}\n`);
+    }
+    if (withLmtp) {
+      const { startLmtp } = require('./lmtp');
+      const lmtp = await startLmtp({ service: srv.app.mailService, log, config });
+      servers.push({ name: 'lmtp', ...lmtp });
+      process.stderr.write(`mailgate LMTP listening on ${lmtp.addresses.join(', ')}\n`);
+    }
   } catch (err) {
+    for (const x of servers) await x.server.close();
     await srv.close();
     throw err;
   }
-  process.stderr.write(`mailgate IMAP listening on ${imap.addresses.join(', ')}\n`);
   const close = async () => {
-    await imap.server.close();
+    // LMTP first: deliveries in progress finish and are answered before the database goes.
+    for (const x of [...servers].reverse()) await x.server.close();
     await srv.close();
   };
   onShutdown(log, close);
-  return { ...srv, imap: imap.server, close };
+  const by = (name) => (servers.find((x) => x.name === name) || {}).server;
+  return { ...srv, imap: by('imap'), lmtp: by('lmtp'), close };
 }
 
 /**

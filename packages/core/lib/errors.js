@@ -90,6 +90,9 @@ const defs = {
     'Upstream IMAP server %s does not offer STARTTLS; use implicit TLS (--imap-tls) or allow plaintext explicitly (--imap-plaintext)',
     502,
   ],
+  // Local delivery (`mailgate deliver`, LMTP): a transient fault outside the catalogue (the
+  // LMTP server answers it 451 4.3.0, deliver exits 75); named by its system code only.
+  DELIVERY_DEFERRED: ['Message not delivered now (%s); the sender should retry', 503],
   MAILBOX_MIGRATING: [
     'The account of %s is being migrated; changes are refused until the migration completes',
     409,

@@ -24,6 +24,7 @@ const { EsBackend } = require('./es-backend');
 const { LegacyBackend, CAPABILITIES } = require('./legacy-backend');
 const { Purger } = require('./purger');
 const { createUsers } = require('./users');
+const { createDelivery, outcomeOf } = require('./delivery');
 
 /** Backend kinds openBackend knows. */
 const KINDS = Object.freeze(['pg', 'es', 'mbox', 'maildir', 'imap']);
@@ -73,6 +74,9 @@ class MailService {
     this.purger = ctx.purge ? new Purger(this.store, this.logger) : null;
     this.mirror = null;
     this.users = createUsers(this.store);
+    // Local delivery (LMTP, `mailgate deliver`): the address rule and the delivery headers;
+    // messages are stored through the pg backend's append (delivery.js).
+    this.delivery = createDelivery(this);
     this.closed = false;
   }
 
@@ -180,4 +184,6 @@ module.exports = {
   OPERATIONS,
   READ_WRITE,
   CAPABILITY_TABLE,
+  // How a delivery attempt ended (stored/nouser/migrating/toobig/dataerr/tempfail).
+  deliveryOutcome: outcomeOf,
 };

@@ -1,0 +1,188 @@
+'use strict';
+
+/*
+ * One LMTP connection: feeds the socket's bytes to the framer, takes one item at a time
+ * (PIPELINING: a command is answered before the next is read), dispatches command lines to
+ * commands/<name>.js and delivers finished messages through the mail service's delivery
+ * operations. It owns the transaction state and the idle timer; it never touches the store.
+ */
+
+const tls = require('node:tls');
+const { LmtpFramer } = require('./protocol/framer');
+const { parseCommand } = require('./protocol/parser');
+const { reply, outcomeReply } = require('./protocol/replies');
+const { COMMANDS } = require('./commands');
+
+// Bytes of pipelined input held while a command runs; above it the socket is paused.
+const MAX_PENDING = 256 * 1024;
+
+class Session {
+  /**
+   * @param {import('./server').LmtpServer} server
+   * @param {import('node:net').Socket} socket
+   * @param {{id: number, secure: boolean}} o
+   */
+  constructor(server, socket, o) {
+    this.server = server;
+    this.service = server.service;
+    this.limits = server.limits;
+    this.log = server.log.child({ session: o.id });
+    this.secure = o.secure;
+    this.framer = new LmtpFramer({
+      maxLine: this.limits.maxLine,
+      maxMessage: this.limits.maxMessage,
+    });
+    this.lhlo = false;
+    this.tx = null;
+    this.pendingChunk = null;
+    this.busy = false;
+    this.closed = false;
+    this.attach(socket);
+  }
+
+  attach(socket) {
+    this.socket = socket;
+    socket.setTimeout(this.limits.idleTimeout);
+    socket.on('data', (this.onData = (d) => this.receive(d)));
+    socket.on(
+      'timeout',
+      (this.onTimeout = () => {
+        if (this.busy) return; // a delivery in progress is not the client's idleness
+        this.write(reply(421, '4.4.2', `${this.server.hostname} Idle timeout, closing`));
+        this.close();
+      }),
+    );
+    socket.on(
+      'error',
+      (this.onError = (err) => this.log.debug({ err: err.message }, 'lmtp socket')),
+    );
+    socket.on('close', (this.onClose = () => this.closed || this.ended()));
+  }
+
+  detach(socket) {
+    socket.off('data', this.onData);
+    socket.off('timeout', this.onTimeout);
+    socket.off('error', this.onError);
+    socket.off('close', this.onClose);
+    socket.setTimeout(0);
+  }
+
+  greet() {
+    this.write(reply(220, null, `${this.server.hostname} LMTP mailgate ready`));
+  }
+
+  write(text) {
+    if (!this.closed && this.socket.writable) this.socket.write(text);
+  }
+
+  resetTransaction() {
+    this.tx = null;
+  }
+
+  receive(chunk) {
+    this.framer.push(chunk);
+    if (this.busy && this.framer.buffered > MAX_PENDING) this.socket.pause();
+    this.pump();
+  }
+
+  async pump() {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      while (!this.closed) {
+        const item = this.framer.next();
+        if (!item) break;
+        await this.handle(item);
+      }
+    } catch (err) {
+      this.log.error({ err }, 'lmtp session failed');
+      this.write(reply(421, '4.3.0', 'Internal error, closing'));
+      this.close();
+    } finally {
+      this.busy = false;
+      if (!this.closed) this.socket.resume();
+    }
+  }
+
+  async handle(item) {
+    if (item.type === 'toolong') return this.write(reply(500, '5.5.2', 'Line too long'));
+    if (item.type === 'data') return COMMANDS.DATA.finish(this);
+    if (item.type === 'chunk') return COMMANDS.BDAT.finish(this);
+    const { verb, rest } = parseCommand(item.text);
+    if (verb === 'HELO' || verb === 'EHLO') {
+      return this.write(reply(500, '5.5.1', 'This is LMTP: use LHLO'));
+    }
+    const cmd = COMMANDS[verb];
+    if (!cmd) return this.write(reply(500, '5.5.2', 'Unknown command'));
+    if (cmd.needsLhlo !== false && !this.lhlo) return this.write(reply(503, '5.5.1', 'LHLO first'));
+    await cmd.run(this, rest);
+  }
+
+  /**
+   * Stores the finished message for every accepted recipient, in RCPT order, and answers each
+   * (RFC 2033 4.2): 250 only after its commit, 4xx for anything transient. The transaction
+   * ends either way.
+   * @param {Buffer|null} raw null when the message went over the size limit
+   */
+  async deliverAll(raw) {
+    const tx = this.tx;
+    this.tx = null;
+    for (const rcpt of tx.rcpts) {
+      if (this.closed) return; // nothing more is answered: the MTA retries the unanswered ones
+      if (!raw) {
+        this.write(outcomeReply('toobig', rcpt.address));
+        continue;
+      }
+      try {
+        const r = await this.service.delivery.deliver(rcpt, raw, { sender: tx.sender });
+        this.log.info(
+          { user: rcpt.user.name, mailbox: r.mailbox, uid: r.uid, size: raw.length },
+          'lmtp delivered',
+        );
+        this.write(outcomeReply('stored', rcpt.address));
+      } catch (err) {
+        const outcome = this.service.delivery.outcomeOf(err);
+        this.log.warn(
+          { user: rcpt.user.name, code: err.code, err: err.message },
+          'lmtp not delivered',
+        );
+        this.write(outcomeReply(outcome, rcpt.address));
+      }
+    }
+  }
+
+  /** Upgrades the connection after `220 Ready to start TLS` (RFC 3207 4.2: state resets). */
+  startTls() {
+    const plain = this.socket;
+    this.detach(plain);
+    // Bytes pipelined after STARTTLS were sent in the clear: dropped (RFC 3207 5).
+    this.framer = new LmtpFramer({
+      maxLine: this.limits.maxLine,
+      maxMessage: this.limits.maxMessage,
+    });
+    this.lhlo = false;
+    this.tx = null;
+    const secure = new tls.TLSSocket(plain, {
+      isServer: true,
+      secureContext: this.server.tlsContext,
+    });
+    this.secure = true;
+    this.attach(secure);
+    plain.on('close', () => this.closed || this.ended());
+  }
+
+  /** Ends the connection after what was written so far. */
+  close() {
+    if (this.closed) return;
+    this.socket.end();
+    this.ended();
+  }
+
+  ended() {
+    if (this.closed) return;
+    this.closed = true;
+    this.server.forget(this);
+  }
+}
+
+module.exports = { Session };

@@ -18,7 +18,7 @@ const {
   resolveUid,
   pastEnd,
   formatSet,
-  inSet,
+  compileSet,
 } = require('./sequence');
 const { rowsFor, flagsOf, flagResult } = require('./mail-data');
 const { describe } = require('./structure');
@@ -164,7 +164,8 @@ async function runFetch(s, args, byUid) {
   const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
   if (mods.vanished) {
     const ch = await s.backend.changesSince(v.name, mods.changedSince);
-    const gone = (ch.expunged || []).map(Number).filter((u) => inSet(ranges, u) && !v.seqOf(u));
+    const asked = compileSet(ranges, Infinity); // merged once, not per expunged uid
+    const gone = (ch.expunged || []).map(Number).filter((u) => asked.has(u) && !v.seqOf(u));
     if (gone.length) s.untagged([atom('VANISHED'), [atom('EARLIER')], atom(formatSet(gone))]);
   }
   if (!seqs.length) return;

@@ -13,7 +13,7 @@
 const { atom } = require('./writer');
 const { bad, no } = require('./errors');
 const { astring, numberArg } = require('./args');
-const { parseSequenceSet, inSet } = require('./sequence');
+const { parseSequenceSet, compileSet } = require('./sequence');
 const { allRows } = require('./mail-data');
 const { parseTree } = require('./mime-tree');
 const { MONTHS } = require('./fetch');
@@ -21,6 +21,8 @@ const { MONTHS } = require('./fetch');
 const MAX_DEPTH = 64;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 const RAW_CONCURRENCY = 8;
+// Messages evaluated between two turns of the event loop (a multiple of RAW_CONCURRENCY).
+const YIELD_EVERY = 2048;
 
 const FLAG_KEYS = {
   ANSWERED: '\\Answered',
@@ -85,8 +87,8 @@ function parseKey(st, depth) {
   if (t.type !== 'atom') throw bad('Invalid search key');
   const key = t.value.toUpperCase();
   if (/^[\d:*,]+$/.test(key)) {
-    const ranges = seqSet(key);
-    return { kind: 'local', test: (row, seq, total) => inSet(star(ranges, total), seq) };
+    // Resolved against the view once per search (compile), never per message.
+    return { kind: 'set', uid: false, ranges: seqSet(key) };
   }
   if (FLAG_KEYS[key]) return { kind: 'ast', ast: { type: 'flag', flag: FLAG_KEYS[key] } };
   if (key.startsWith('UN') && FLAG_KEYS[key.slice(2)]) {
@@ -145,11 +147,7 @@ function parseKey(st, depth) {
       return { kind: 'local', test: key === 'KEYWORD' ? has : (row) => !has(row) };
     }
     case 'UID': {
-      const ranges = seqSet(astring(next(st, 'uid set'), 'uid set'));
-      return {
-        kind: 'local',
-        test: (row, seq, total, maxUid) => inSet(star(ranges, maxUid), Number(row.uid)),
-      };
+      return { kind: 'set', uid: true, ranges: seqSet(astring(next(st, 'uid set'), 'uid set')) };
     }
     case 'HEADER': {
       const field = astring(next(st, 'header field'), 'header field').toLowerCase();
@@ -182,10 +180,6 @@ function seqSet(text) {
   } catch (err) {
     throw bad(err.message);
   }
-}
-
-function star(ranges, max) {
-  return ranges.map(([lo, hi]) => [lo === Infinity ? max : lo, hi === Infinity ? max : hi]);
 }
 
 /** `1-Feb-1994` (RFC 3501 9 date) → `1994-02-01`. */
@@ -264,20 +258,23 @@ async function runSearch(s, args) {
     }
     return { seqs, uids: seqs.map((n) => v.uids[n - 1]), highestModseq: null };
   }
-  // Mixed tree: resolve each maximal AST subtree once, then evaluate per message.
-  const compiled = await compile(tree, be, v.name);
+  // Mixed tree: resolve each maximal AST subtree and each sequence set once, then evaluate
+  // per message.
+  const maxUid = v.uids.length ? v.uids[v.uids.length - 1] : 0;
+  const compiled = await compile(tree, be, v.name, { total: v.total, maxUid });
   const rows = new Map();
   for (const row of await allRows(be, v.name, s.knownStatus())) rows.set(Number(row.uid), row);
   const needsRaw = hasKind(tree, 'raw');
   const seqs = [];
   let highest = 0;
-  const maxUid = v.uids.length ? v.uids[v.uids.length - 1] : 0;
   const candidates = [];
   for (let i = 0; i < v.uids.length; i++) {
     const row = rows.get(v.uids[i]);
     if (row) candidates.push([i + 1, row]);
   }
   for (let c = 0; c < candidates.length; c += RAW_CONCURRENCY) {
+    // A long evaluation gives other sessions a turn of the event loop now and then.
+    if (c % YIELD_EVERY === 0 && c > 0) await new Promise((r) => setImmediate(r));
     const batch = candidates.slice(c, c + RAW_CONCURRENCY);
     const raws = needsRaw
       ? await Promise.all(
@@ -301,17 +298,29 @@ function hasKind(node, kind) {
   return (node.children || []).some((c) => hasKind(c, kind));
 }
 
-async function compile(node, be, mailbox) {
+/**
+ * The tree made ready for evaluation: AST subtrees answered by the service (one search each),
+ * sequence and UID sets resolved against the view (`*`: its last message or highest uid).
+ * @param {{total: number, maxUid: number}} view
+ */
+async function compile(node, be, mailbox, view) {
+  if (node.kind === 'set') {
+    const set = compileSet(node.ranges, node.uid ? view.maxUid : view.total);
+    return node.uid
+      ? { kind: 'local', test: (row) => set.has(Number(row.uid)) }
+      : { kind: 'local', test: (row, seq) => set.has(seq) };
+  }
   const ast = toAst(node);
   if (ast) {
     if (ast.type === 'all') return { kind: 'local', test: () => true };
     const set = await searchUids(be, mailbox, ast);
     return { kind: 'local', test: (row) => set.has(Number(row.uid)) };
   }
-  if (node.kind === 'not') return { kind: 'not', child: await compile(node.child, be, mailbox) };
+  if (node.kind === 'not')
+    return { kind: 'not', child: await compile(node.child, be, mailbox, view) };
   if (node.kind === 'and' || node.kind === 'or') {
     const children = [];
-    for (const c of node.children) children.push(await compile(c, be, mailbox));
+    for (const c of node.children) children.push(await compile(c, be, mailbox, view));
     return { kind: node.kind, children };
   }
   return node;

@@ -10,7 +10,7 @@ const { bad } = require('./errors');
 const { arity, mailboxArg, atomArg, listArg, numberArg } = require('./args');
 const { MailboxView } = require('./view');
 const { listUids, rowsFor, flagsOf } = require('./mail-data');
-const { parseSequenceSet, inSet, formatSet } = require('./sequence');
+const { parseSequenceSet, compileSet, formatSet } = require('./sequence');
 
 const FLAGS = ['\\Answered', '\\Flagged', '\\Deleted', '\\Seen', '\\Draft'];
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
@@ -100,7 +100,10 @@ function parseSet(text) {
 async function qresync(s, view, q) {
   const changes = await s.backend.changesSince(view.name, q.modseq);
   let vanished = (changes.expunged || []).map(Number);
-  if (q.known) vanished = vanished.filter((u) => inSet(q.known, u));
+  if (q.known) {
+    const known = compileSet(q.known, Infinity); // merged once, not per expunged uid
+    vanished = vanished.filter((u) => known.has(u));
+  }
   vanished = vanished.filter((u) => !view.seqOf(u));
   if (vanished.length) s.untagged([atom('VANISHED'), [atom('EARLIER')], atom(formatSet(vanished))]);
   const changed = (changes.changed || []).map((c) => Number(c.uid)).filter((u) => view.seqOf(u));

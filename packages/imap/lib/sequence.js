@@ -109,7 +109,35 @@ function resolveUid(ranges, uids) {
 }
 
 /**
- * True when n lies in one of the ranges (`*` taken as the largest number).
+ * A sequence set made ready for many membership tests: `*` resolved to max, each range
+ * ordered, then sorted and merged, once; each test is then a binary search over the merged
+ * ranges. SEARCH tests every message of the view against its sets: `1:*,1:*,…` with 9,999
+ * ranges re-resolved per message held the event loop 2.4 s on 20,000 messages (issue 29).
+ * @param {Array<[number, number]>} ranges from parseSequenceSet
+ * @param {number} max what `*` stands for (Infinity: the largest number, as inSet)
+ * @returns {{ranges: Array<[number, number]>, has: (n: number) => boolean}}
+ */
+function compileSet(ranges, max) {
+  const merged = normalise(ranges, max);
+  return {
+    ranges: merged,
+    has(n) {
+      let lo = 0;
+      let hi = merged.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        if (n < merged[mid][0]) hi = mid - 1;
+        else if (n > merged[mid][1]) lo = mid + 1;
+        else return true;
+      }
+      return false;
+    },
+  };
+}
+
+/**
+ * True when n lies in one of the ranges (`*` taken as the largest number). One test only:
+ * for many, compileSet.
  * @param {Array<[number, number]>} ranges
  * @param {number} n
  */
@@ -148,6 +176,7 @@ module.exports = {
   resolveUid,
   pastEnd,
   inSet,
+  compileSet,
   formatSet,
   formatOrdered,
   SequenceError,

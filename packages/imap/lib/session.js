@@ -59,8 +59,9 @@ class Session {
   get privacyOk() {
     if (this.secure) return true;
     if (!this.server.trustLoopback) return false;
+    // All of 127.0.0.0/8 is loopback (RFC 1122 3.2.1.3), not only 127.0.0.1.
     const a = this.socket.remoteAddress || '';
-    return a === '127.0.0.1' || a === '::1' || a === '::ffff:127.0.0.1';
+    return a === '::1' || /^(::ffff:)?127\./.test(a);
   }
 
   /**

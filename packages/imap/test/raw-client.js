@@ -8,9 +8,15 @@
 const net = require('node:net');
 
 class RawClient {
-  static async connect(port, host = '127.0.0.1') {
+  /**
+   * @param {number} port
+   * @param {string} [host]
+   * @param {{localAddress?: string, greeting?: RegExp}} [o] localAddress: e.g. 127.0.0.2, to
+   *   come from another loopback address; greeting: what to wait for first
+   */
+  static async connect(port, host = '127.0.0.1', o = {}) {
     const c = new RawClient();
-    c.socket = net.connect(port, host);
+    c.socket = net.connect({ port, host, localAddress: o.localAddress });
     c.buf = Buffer.alloc(0);
     c.closed = false;
     c.waiters = [];
@@ -23,7 +29,7 @@ class RawClient {
       c.check();
     });
     c.socket.on('error', () => {});
-    await c.waitFor(/^\* OK .*\r\n/m);
+    await c.waitFor(o.greeting || /^\* OK .*\r\n/m);
     return c;
   }
 
@@ -65,10 +71,10 @@ class RawClient {
     this.socket.write(data);
   }
 
-  /** Sends `tag command` and resolves with the whole answer through the tagged line. */
-  async cmd(tag, text) {
+  /** Sends `tag command` and resolves with the whole answer through the tagged line (ms: timeout). */
+  async cmd(tag, text, ms) {
     this.write(`${tag} ${text}\r\n`);
-    return this.waitFor(new RegExp(`^${tag} (OK|NO|BAD)[^\\r\\n]*\\r\\n`, 'm'));
+    return this.waitFor(new RegExp(`^${tag} (OK|NO|BAD)[^\\r\\n]*\\r\\n`, 'm'), ms);
   }
 
   close() {

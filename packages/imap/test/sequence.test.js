@@ -5,6 +5,8 @@ const {
   resolveSeq,
   resolveUid,
   formatSet,
+  inSet,
+  compileSet,
   SequenceError,
 } = require('../lib/sequence');
 
@@ -40,5 +42,46 @@ describe('sequence sets', () => {
 
   test('formatSet compacts runs', () => {
     expect(formatSet([5, 1, 2, 3, 9, 10])).toBe('1:3,5,9:10');
+  });
+});
+
+describe('compiled sets (issue 29 item 5: normalised once)', () => {
+  test('9,999 copies of 1:* become one range; membership is the same as inSet', () => {
+    const ranges = parseSequenceSet(Array(9999).fill('1:*').join(','));
+    const set = compileSet(ranges, 20000);
+    expect(set.ranges).toEqual([[1, 20000]]);
+    expect([set.has(1), set.has(20000), set.has(20001), set.has(0)]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+  });
+
+  test('random sets agree with a test of every range, `*` as max or as the largest number', () => {
+    let x = 7;
+    const rnd = (n) => {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      return 1 + (x % n);
+    };
+    const wrong = [];
+    for (let i = 0; i < 300; i++) {
+      const text = Array.from({ length: rnd(6) }, () =>
+        rnd(5) === 1 ? `${rnd(40)}:*` : `${rnd(40)}:${rnd(40)}`,
+      ).join(',');
+      const ranges = parseSequenceSet(text);
+      const max = rnd(45);
+      const starAsMax = ranges.map(([a, b]) => [
+        a === Infinity ? max : a,
+        b === Infinity ? max : b,
+      ]);
+      const set = compileSet(ranges, max);
+      const open = compileSet(ranges, Infinity);
+      for (let n = 1; n <= 50; n++) {
+        if (set.has(n) !== inSet(starAsMax, n)) wrong.push([text, max, n]);
+        if (open.has(n) !== inSet(ranges, n)) wrong.push([text, 'open', n]);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 });

@@ -6,6 +6,8 @@ const { astring, atomArg } = require('../args');
 const { bad } = require('../errors');
 const { sendList } = require('../listing');
 
+const MAX_PATTERNS = 16;
+
 module.exports = {
   name: 'LIST',
   states: ['auth', 'selected'],
@@ -21,6 +23,8 @@ module.exports = {
       args[1].type === 'list'
         ? args[1].value.map((t) => astring(t, 'pattern'))
         : [astring(args[1], 'pattern')];
+    // RFC 5258 3 allows a list of patterns; each costs a pass over the user's names.
+    if (patterns.length > MAX_PATTERNS) throw bad('Too many LIST patterns');
     const ret = new Set();
     if (args[2]) {
       if (atomArg(args[2], 'RETURN') !== 'RETURN' || !args[3] || args[3].type !== 'list') {
@@ -30,7 +34,7 @@ module.exports = {
     }
     const boxes = await s.backend.listMailboxes();
     for (const pattern of patterns) {
-      sendList(s, {
+      await sendList(s, {
         command: 'LIST',
         reference,
         pattern,

@@ -19,6 +19,11 @@ module.exports = {
     // Subscriptions may name mailboxes that no longer exist (RFC 3501 6.3.6).
     for (const name of subs)
       if (!boxes.some((b) => b.name === name)) boxes.push({ name, subscribed: true });
-    sendList(s, { command: 'LSUB', reference, pattern, boxes: boxes.filter((b) => b.subscribed) });
+    await sendList(s, {
+      command: 'LSUB',
+      reference,
+      pattern,
+      boxes: boxes.filter((b) => b.subscribed),
+    });
   },
 };

@@ -4,7 +4,7 @@
 // framer enforces on the literal. Stored bytes are exactly the literal's.
 const { arity, mailboxArg, flagsArg, astring } = require('../args');
 const { bad } = require('../errors');
-const { requireTarget } = require('../listing');
+const { tryCreate } = require('../listing');
 const { MONTHS } = require('../fetch');
 
 module.exports = {
@@ -23,8 +23,14 @@ module.exports = {
       else internalDate = parseDateTime(astring(a, 'date-time'));
     }
     if (!message.value.length) throw bad('Empty message');
-    await requireTarget(s, mailbox);
-    const r = await s.backend.append(mailbox, message.value, { flags, internalDate });
+    // No check before the write: the store resolves the mailbox in the append's own statement
+    // and a missing one is NO [TRYCREATE] (RFC 3501 6.3.11), so an APPEND costs no extra read.
+    let r;
+    try {
+      r = await s.backend.append(mailbox, message.value, { flags, internalDate });
+    } catch (err) {
+      throw tryCreate(err);
+    }
     return { code: `APPENDUID ${r.uidvalidity} ${r.uid}`, text: 'APPEND completed' };
   },
 };

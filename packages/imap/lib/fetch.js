@@ -21,6 +21,7 @@ const {
   compileSet,
 } = require('./sequence');
 const { rowsFor, flagsOf, flagResult } = require('./mail-data');
+const { announceKeywords } = require('./keywords');
 const { describe } = require('./structure');
 const { parseTree, nodeAt } = require('./mime-tree');
 const { StructureCache, mailboxScope } = require('./cache');
@@ -210,6 +211,15 @@ async function runFetch(s, args, byUid) {
         items.push({ name: 'FLAGS', implicit: new Set(unseen) });
     }
   }
+  // Keywords set since the SELECT by a change this session was not told of yet: a new FLAGS
+  // first, so no FETCH carries a keyword FLAGS did not list.
+  if (items.some((i) => i.name === 'FLAGS')) {
+    announceKeywords(
+      s,
+      v,
+      targets.map((n) => rows.get(v.uidAt(n)).keywords),
+    );
+  }
   const ctx = { s, v, items, user: s.user };
   // Items the kept metadata answers (ENVELOPE, BODYSTRUCTURE, list-view header fields): no
   // message is read, a first sync of a large mailbox is a narrow read (meta.js).
@@ -288,7 +298,7 @@ function metaItemsWrite(ctx, uid, row, meta, w) {
         break;
       case 'FLAGS':
         if (it.implicit && !it.implicit.has(uid)) continue;
-        w.text(`${sep}FLAGS (${flagsText(row)})`);
+        w.text(`${sep}FLAGS (${flagsText(row, ctx.v.recent)})`);
         break;
       case 'INTERNALDATE':
         // A uid's INTERNALDATE never changes (RFC 3501 2.3.3): its text is memoised.
@@ -359,12 +369,16 @@ class WireBuffer {
   }
 }
 
-/** FLAGS of a header row as wire text: flagsOf joined, without the intermediate arrays. */
-function flagsText(row) {
+/**
+ * FLAGS of a header row as wire text: flagsOf joined, without the intermediate arrays.
+ * @param {object} row
+ * @param {Set<number>} recent the session's \Recent uids (view.recent)
+ */
+function flagsText(row, recent) {
   const f = row.flags || [];
   const k = row.keywords;
-  if (!k || !k.length) return f.length === 1 ? f[0] : f.join(' ');
-  return flagsOf(row).join(' ');
+  if ((!k || !k.length) && !recent.size) return f.length === 1 ? f[0] : f.join(' ');
+  return flagsOf(row, recent).join(' ');
 }
 
 function responseItems(ctx, uid, row, raw, meta = null) {
@@ -390,7 +404,7 @@ function responseItems(ctx, uid, row, raw, meta = null) {
         break;
       case 'FLAGS':
         if (it.implicit && !it.implicit.has(uid)) break;
-        out.push(atom('FLAGS'), flagsOf(row).map(atom));
+        out.push(atom('FLAGS'), flagsOf(row, ctx.v.recent).map(atom));
         break;
       case 'INTERNALDATE':
         out.push(atom('INTERNALDATE'), imapDate(row.internalDate));

@@ -160,9 +160,17 @@ function modseqOf(r) {
   return r && r.highestModseq != null ? Number(r.highestModseq) : null;
 }
 
-/** IMAP flag list of a header row: system flags then keywords. */
-function flagsOf(row) {
-  return [...(row.flags || []), ...(row.keywords || [])];
+/**
+ * IMAP flag list of a header row: system flags, then keywords, then `\Recent` when the row's
+ * uid is in `recent` (the session's view.recent: RFC 3501 2.3.2 session state, never stored
+ * on the row).
+ * @param {object} row
+ * @param {Set<number>|null} [recent]
+ */
+function flagsOf(row, recent = null) {
+  const out = [...(row.flags || []), ...(row.keywords || [])];
+  if (recent && recent.size && recent.has(Number(row.uid))) out.push('\\Recent');
+  return out;
 }
 
 module.exports = {

@@ -43,7 +43,6 @@ const SENT_KEYS = { SENTBEFORE: 'before', SENTON: 'on', SENTSINCE: 'after' };
 const CHARSETS = new Set(['UTF-8', 'US-ASCII']);
 
 const ALL = { kind: 'ast', ast: { type: 'all' } };
-const NONE = { kind: 'local', test: () => false };
 
 /**
  * Parses SEARCH arguments into a key tree.
@@ -61,6 +60,11 @@ function parseSearch(args) {
   while (st.i < args.length) keys.push(parseKey(st, 0));
   if (!keys.length) throw bad('SEARCH needs a key');
   return { tree: and(keys), usesModseq: st.usesModseq };
+}
+
+/** Whether the row is \Recent to this session (`recent`: its view.recent). */
+function isRecent(row, recent) {
+  return Boolean(recent && recent.size && recent.has(Number(row.uid)));
 }
 
 function and(children) {
@@ -111,13 +115,19 @@ function parseKey(st, depth) {
   }
   switch (key) {
     case 'ALL':
-    case 'OLD':
       return ALL;
-    case 'NEW':
+    // \Recent is this session's (view.recent, recent.js), passed to local tests as `recent`.
     case 'RECENT':
-      // mailgate does not keep \Recent (RFC 3501 2.3.2 allows a server where no session
-      // sees a message as recent), so NEW and RECENT match nothing.
-      return NONE;
+      return { kind: 'local', test: (row, seq, total, maxUid, recent) => isRecent(row, recent) };
+    case 'OLD':
+      return { kind: 'local', test: (row, seq, total, maxUid, recent) => !isRecent(row, recent) };
+    case 'NEW':
+      // RFC 3501 6.4.4: RECENT UNSEEN.
+      return {
+        kind: 'local',
+        test: (row, seq, total, maxUid, recent) =>
+          isRecent(row, recent) && !(row.flags || []).includes('\\Seen'),
+      };
     case 'NOT':
       return { kind: 'not', child: parseKey(st, depth + 1) };
     case 'OR':
@@ -282,7 +292,7 @@ async function runSearch(s, args) {
         )
       : [];
     batch.forEach(([seq, row], k) => {
-      const env = { row, seq, total: v.total, maxUid, raw: raws[k] };
+      const env = { row, seq, total: v.total, maxUid, raw: raws[k], recent: v.recent };
       if (evaluate(compiled, env)) {
         seqs.push(seq);
         highest = Math.max(highest, Number(row.modseq) || 0);
@@ -329,7 +339,7 @@ async function compile(node, be, mailbox, view) {
 function evaluate(node, env) {
   switch (node.kind) {
     case 'local':
-      return node.test(env.row, env.seq, env.total, env.maxUid);
+      return node.test(env.row, env.seq, env.total, env.maxUid, env.recent);
     case 'raw':
       return env.raw ? node.test(env.raw) : false;
     case 'not':

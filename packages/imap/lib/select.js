@@ -9,10 +9,12 @@ const { atom } = require('./writer');
 const { bad } = require('./errors');
 const { arity, mailboxArg, atomArg, listArg, numberArg } = require('./args');
 const { MailboxView } = require('./view');
-const { listUids, rowsFor, flagsOf } = require('./mail-data');
+const { allRows, rowsFor, flagsOf } = require('./mail-data');
+const { noteRecent } = require('./recent');
+const { SYSTEM_FLAGS, learn, sendFlags } = require('./keywords');
 const { parseSequenceSet, compileSet, formatSet } = require('./sequence');
 
-const FLAGS = ['\\Answered', '\\Flagged', '\\Deleted', '\\Seen', '\\Draft'];
+const FLAGS = SYSTEM_FLAGS;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 
 /**
@@ -36,7 +38,9 @@ async function select(s, cmd, readOnly) {
   // full header row of the mailbox in the background (for a webmail list that never comes),
   // a whole-mailbox read beside this session's next command.
   const status = await be.status(name, { counts: false });
-  const uids = await listUids(be, name);
+  const rows = await allRows(be, name);
+  const uids = new Uint32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) uids[i] = Number(rows[i].uid);
   const view = new MailboxView({
     name,
     readOnly,
@@ -46,14 +50,18 @@ async function select(s, cmd, readOnly) {
     highestModseq: Number(status.highestModseq || 1),
     uids,
   });
-  const keywords = new Set();
+  // FLAGS names every keyword in use (RFC 3501 7.2.6): a client meeting one in a FETCH that
+  // FLAGS did not list takes it for a server error.
+  learn(
+    view,
+    rows.map((r) => r.keywords),
+  );
+  // SELECT claims the messages no session was told of (\Recent); EXAMINE only looks.
+  await noteRecent(s, view, view.uids);
   if (opts.condstore) s.condstore = true;
-  s.untagged([atom('FLAGS'), [...FLAGS, ...keywords].map(atom)]);
-  s.untagged([
-    atom(`OK [PERMANENTFLAGS ${readOnly ? '()' : `(${FLAGS.join(' ')} \\*)`}] Flags permitted`),
-  ]);
+  sendFlags(s, view);
   s.untagged([view.total, atom('EXISTS')]);
-  s.untagged([0, atom('RECENT')]);
+  s.untagged([view.recent.size, atom('RECENT')]);
   s.untagged([atom(`OK [UIDVALIDITY ${view.uidvalidity}] UIDs valid`)]);
   s.untagged([atom(`OK [UIDNEXT ${view.uidnext}] Predicted next UID`)]);
   s.untagged([atom(`OK [HIGHESTMODSEQ ${view.modseq}] Highest`)]);
@@ -123,7 +131,7 @@ async function qresync(s, view, q) {
         atom('UID'),
         uid,
         atom('FLAGS'),
-        flagsOf(row).map(atom),
+        flagsOf(row, view.recent).map(atom),
         atom('MODSEQ'),
         [Number(row.modseq)],
       ],

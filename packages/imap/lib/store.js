@@ -10,6 +10,7 @@ const { bad, no } = require('./errors');
 const { astring, atomArg, listArg, numberArg, flagsArg } = require('./args');
 const { parseSequenceSet, resolveSeq, resolveUid, pastEnd, formatSet } = require('./sequence');
 const { rowsFor, flagsOf, flagResult } = require('./mail-data');
+const { announceKeywords } = require('./keywords');
 
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 
@@ -99,6 +100,8 @@ async function runStore(s, args, byUid) {
     }
   }
   v.noteOwn(changed);
+  // A keyword this STORE set for the first time in the mailbox: a new FLAGS before the FETCHes.
+  announceKeywords(s, v, [add.filter((f) => !f.startsWith('\\'))]);
   const byUidChanged = new Map(changed.map((c) => [Number(c.uid), c]));
   const silent = Boolean(m[2]);
   for (const uid of targets) {
@@ -108,7 +111,7 @@ async function runStore(s, args, byUid) {
     const state = c || rows.get(uid);
     const items = [];
     if (byUid) items.push(atom('UID'), uid);
-    items.push(atom('FLAGS'), flagsOf(state).map(atom));
+    items.push(atom('FLAGS'), flagsOf(state, v.recent).map(atom));
     if (s.condstore) items.push(atom('MODSEQ'), [Number(state.modseq)]);
     s.untagged([v.seqOf(uid), atom('FETCH'), items]);
   }

@@ -7,7 +7,9 @@
  */
 
 const { atom } = require('./writer');
-const { uidsAfter, flagsOf } = require('./mail-data');
+const { uidsAfter, rowsFor, flagsOf } = require('./mail-data');
+const { noteRecent } = require('./recent');
+const { announceKeywords } = require('./keywords');
 const { formatSet } = require('./sequence');
 
 /**
@@ -45,20 +47,36 @@ async function syncView(s, opts = {}) {
   const last = v.uids.length ? v.uids[v.uids.length - 1] : 0;
   let fresh = [];
   if (Number(status.uidnext) > v.uidnext) fresh = await uidsAfter(be, v.name, last);
-  const added = v.add(fresh.filter((u) => !gone.has(u)));
+  const newUids = fresh.filter((u) => !gone.has(u));
+  const added = v.add(newUids);
   v.uidnext = Math.max(v.uidnext, Number(status.uidnext));
   if (added) {
+    // New mail: this session may be the first told of it (\Recent), and it may carry a
+    // keyword FLAGS has not listed yet (announced before the client can fetch it).
+    await noteRecent(s, v, newUids);
+    const rows = await rowsFor(be, v.name, newUids);
+    if (s.view !== v) return;
+    announceKeywords(
+      s,
+      v,
+      [...rows.values()].map((r) => r.keywords),
+    );
     s.untagged([v.total, atom('EXISTS')]);
-    s.untagged([0, atom('RECENT')]);
+    s.untagged([v.recent.size, atom('RECENT')]);
   }
   const freshSet = new Set(fresh);
+  announceKeywords(
+    s,
+    v,
+    (changes.changed || []).map((c) => c.keywords),
+  );
   for (const c of changes.changed || []) {
     const uid = Number(c.uid);
     if (freshSet.has(uid) || gone.has(uid)) continue;
     if (v.own.get(uid) === Number(c.modseq)) continue;
     const seq = v.seqOf(uid);
     if (!seq) continue;
-    const items = [atom('UID'), uid, atom('FLAGS'), flagsOf(c).map(atom)];
+    const items = [atom('UID'), uid, atom('FLAGS'), flagsOf(c, v.recent).map(atom)];
     if (s.condstore) items.push(atom('MODSEQ'), [Number(c.modseq)]);
     s.untagged([seq, atom('FETCH'), items]);
   }

@@ -61,6 +61,13 @@ class MailboxView {
     // uid → modseq of changes this session made itself and already reported in its own
     // FETCH responses, so the next sync does not repeat them (STORE .SILENT stays silent).
     this.own = new Map();
+    // \Recent for this session (RFC 3501 2.3.2, recent.js): the uids it was first told of,
+    // and the ranges it claimed whose uids it may not have seen yet.
+    this.recent = new Set();
+    this.claims = [];
+    this.claimedTo = 0;
+    // Keywords announced in FLAGS (lower case → as first seen; keywords.js).
+    this.keywords = new Map();
   }
 
   /** Records changes this session made and reported. */
@@ -122,6 +129,7 @@ class MailboxView {
       if (!seq) continue;
       gone.add(seq - 1);
       out.push(seq);
+      this.recent.delete(uid);
     }
     if (!out.length) return out;
     const next = new Uint32Array(this.uids.length - gone.size);

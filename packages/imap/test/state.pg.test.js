@@ -147,3 +147,79 @@ test('MOVE into the selected mailbox: COPYUID, EXPUNGE, then EXISTS for the new 
   expect(m2).toMatch(/^\* OK \[COPYUID \d+ 2 4\][^]*^\* 1 EXPUNGE[^]*^\* 2 EXISTS/m);
   c.close();
 });
+
+test('\\Recent: the first SELECT after APPEND claims it; another session and EXAMINE do not take it', async () => {
+  const c = await login();
+  const other = await login();
+  await c.cmd('a', 'CREATE Fresh');
+  await c.cmd('b', appendCmd('Fresh', msg({ subject: 'r1' })));
+  await c.cmd('c', appendCmd('Fresh', msg({ subject: 'r2' }), '\\Seen'));
+  // STATUS counts what no session claimed yet; EXAMINE sees it recent without claiming it.
+  expect(await c.cmd('d', 'STATUS Fresh (RECENT)')).toMatch(/RECENT 2\)/);
+  const ex = await other.cmd('e', 'EXAMINE Fresh');
+  expect(ex).toMatch(/^\* 2 RECENT/m);
+  const sel = await c.cmd('f', 'SELECT Fresh');
+  expect(sel).toMatch(/^\* 2 RECENT/m);
+  expect(await c.cmd('g', 'SEARCH RECENT')).toMatch(/^\* SEARCH 1 2\r\n/m);
+  expect(await c.cmd('h', 'SEARCH NEW')).toMatch(/^\* SEARCH 1\r\n/m);
+  expect(await c.cmd('i', 'SEARCH OLD')).toMatch(/^\* SEARCH\r\n/m);
+  expect(await c.cmd('j', 'FETCH 1 (FLAGS)')).toMatch(/^\* 1 FETCH \(FLAGS \(\\Recent\)\)/m);
+  // Claimed: a second SELECT (this process or another) sees nothing recent.
+  const again = await other.cmd('k', 'SELECT Fresh');
+  expect(again).toMatch(/^\* 0 RECENT/m);
+  expect(await other.cmd('l', 'SEARCH OLD')).toMatch(/^\* SEARCH 1 2\r\n/m);
+  expect(await other.cmd('m', 'FETCH 1 (FLAGS)')).not.toMatch(/Recent/);
+  expect(await c.cmd('n', 'STATUS INBOX (RECENT)')).toMatch(/RECENT 0\)/);
+  // New mail while selected: the first session to learn of it has it recent, the other not.
+  // (Delivered through the service, as the API or LMTP would: a session that APPENDs to its
+  // own selected mailbox learns of the message first and claims it.)
+  const be = await env.service.openBackend('pg', 'carol');
+  await be.append('Fresh', msg({ subject: 'r3' }), {});
+  await be.close();
+  const noop = await c.cmd('p', 'NOOP');
+  expect(noop).toMatch(/^\* 3 EXISTS\r\n\* 3 RECENT/m);
+  const noop2 = await other.cmd('q', 'NOOP');
+  expect(noop2).toMatch(/^\* 3 EXISTS\r\n\* 0 RECENT/m);
+  expect(await c.cmd('r', 'SEARCH RECENT')).toMatch(/^\* SEARCH 1 2 3\r\n/m);
+  c.close();
+  other.close();
+});
+
+test('\\Recent: COPY into a mailbox makes the copies recent for its next SELECT', async () => {
+  const c = await login();
+  await c.cmd('a', 'CREATE CopySrc');
+  await c.cmd('b', 'CREATE CopyDst');
+  await c.cmd('c', appendCmd('CopySrc', msg({ subject: 'to copy' })));
+  await c.cmd('d', 'SELECT CopyDst');
+  await c.cmd('e', 'SELECT CopySrc');
+  expect(await c.cmd('f', 'COPY 1 CopyDst')).toMatch(/^f OK/m);
+  expect(await c.cmd('g', 'SELECT CopyDst')).toMatch(/^\* 1 RECENT/m);
+  c.close();
+});
+
+test('FLAGS lists the keywords in use; STORE and APPEND of a new keyword send a new FLAGS', async () => {
+  const c = await login();
+  const other = await login();
+  await c.cmd('a', 'CREATE Kw');
+  await c.cmd('b', appendCmd('Kw', msg({ subject: 'k1' }), '$Label1 custom_kw'));
+  await c.cmd('c', appendCmd('Kw', msg({ subject: 'k2' }), '$Forwarded'));
+  const sel = await c.cmd('d', 'SELECT Kw');
+  const flags = /^\* FLAGS \(([^)]*)\)/m.exec(sel)[1].split(' ');
+  expect(flags).toEqual(expect.arrayContaining(['\\Seen', '$Label1', 'custom_kw', '$Forwarded']));
+  const perm = /PERMANENTFLAGS \(([^)]*)\)/.exec(sel)[1].split(' ');
+  expect(perm).toEqual(expect.arrayContaining(['\\*', '$Label1', '\\Deleted']));
+  // STORE of a keyword no message had: FLAGS with it, before the FETCH that carries it.
+  const st = await c.cmd('e', 'STORE 2 +FLAGS (NewKeyword)');
+  const fl = st.search(/^\* FLAGS \([^)]*NewKeyword/m);
+  expect(fl).toBeGreaterThan(-1);
+  expect(st.search(/^\* 2 FETCH \(FLAGS \([^)]*NewKeyword/m)).toBeGreaterThan(fl);
+  // A keyword already listed is not announced again.
+  expect(await c.cmd('f', 'STORE 1 +FLAGS ($Forwarded)')).not.toMatch(/^\* FLAGS/m);
+  // APPEND by another session with a new keyword: FLAGS comes with the new message.
+  await other.cmd('g', appendCmd('Kw', msg({ subject: 'k3' }), 'Later_Kw'));
+  const noop = await c.cmd('h', 'NOOP');
+  expect(noop).toMatch(/^\* FLAGS \([^)]*Later_Kw/m);
+  expect(noop).toMatch(/^\* 3 EXISTS/m);
+  c.close();
+  other.close();
+});

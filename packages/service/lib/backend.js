@@ -48,6 +48,8 @@ const OPERATIONS = Object.freeze([
   ...READ_WRITE,
   ...MAILBOX_WRITES,
   'changesSince',
+  // \Recent (RFC 3501 2.3.2): the uids no session was told of yet, claimed by one session.
+  'claimRecent',
   // Derived IMAP metadata kept beside a message (ENVELOPE, BODYSTRUCTURE, common header
   // lines): what lets an IMAP server answer a first sync without reading every message.
   'getImapMeta',

@@ -80,7 +80,8 @@ class PgBackend extends MailBackend {
       identity: String(mb.id),
       total: c.total,
       unseen: c.unseen,
-      recent: 0, // \Recent is per-session state (RFC 9051 dropped it); nothing is stored
+      // Messages no session has claimed as \Recent yet (claimRecent); not counted without counts.
+      recent: opts.counts === false ? undefined : await this.store.countRecent(this.user.id, mb),
       uidvalidity: Number(mb.uidvalidity),
       uidnext: Number(mb.uidnext),
       highestModseq: Number(mb.highestmodseq),
@@ -309,6 +310,17 @@ class PgBackend extends MailBackend {
     });
     if (r.map.length && this.purger) this.purger.schedule(this.user.id, src);
     return r;
+  }
+
+  /**
+   * Claims the mailbox's \Recent messages for the calling session (store claimRecent): uids
+   * from <= uid < to. `peek`: read them without claiming (EXAMINE).
+   * @param {string} mailbox
+   * @param {{peek?: boolean}} [opts]
+   * @returns {Promise<{from: number, to: number}>}
+   */
+  async claimRecent(mailbox, opts = {}) {
+    return this.store.claimRecent(this.user.id, mailbox, opts);
   }
 
   async createMailbox(name, opts = {}) {

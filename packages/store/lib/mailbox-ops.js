@@ -168,6 +168,47 @@ const mailboxOps = {
   },
 
   /**
+   * Claims the mailbox's \Recent messages for one session (RFC 3501 2.3.2): every uid from
+   * `recent_uid` (the first not claimed yet) up to UIDNEXT. The claim moves `recent_uid` to
+   * UIDNEXT under the row's lock, so exactly one session, in any process, gets each message;
+   * an append waits for that lock, so a uid below the returned `to` is committed. `peek` (a
+   * read-only EXAMINE, RFC 3501 6.3.2) reads the range without claiming it.
+   * @param {number} userId
+   * @param {string} name
+   * @param {{peek?: boolean}} [opts]
+   * @returns {Promise<{from: number, to: number}>} recent uids are from <= uid < to
+   */
+  async claimRecent(userId, name, opts = {}) {
+    name = canonicalName(name);
+    const sql = opts.peek
+      ? `SELECT recent_uid AS "from", uidnext AS "to" FROM mailboxes WHERE user_id = ? AND name = ?`
+      : `UPDATE mailboxes b SET recent_uid = b.uidnext
+           FROM (SELECT id, recent_uid FROM mailboxes WHERE user_id = ? AND name = ? FOR UPDATE) o
+          WHERE b.id = o.id
+          RETURNING o.recent_uid AS "from", b.uidnext AS "to"`;
+    const r = await this.knex.raw(sql, [userId, name]);
+    if (!r.rows.length) throw new errors.MAILBOX_NOT_FOUND(name);
+    return { from: Number(r.rows[0].from), to: Number(r.rows[0].to) };
+  },
+
+  /**
+   * How many live messages of a mailbox are \Recent (not claimed by any session yet): STATUS
+   * RECENT. Reads nothing when none can be (recent_uid at UIDNEXT, the usual case).
+   * @param {number} userId
+   * @param {{id: number, recent_uid: number, uidnext: number}} mb the mailbox row
+   * @returns {Promise<number>}
+   */
+  async countRecent(userId, mb) {
+    if (Number(mb.recent_uid) >= Number(mb.uidnext)) return 0;
+    const r = await this.knex.raw(
+      `SELECT count(*)::int AS n FROM messages
+        WHERE user_id = ? AND mailbox_id = ? AND uid >= ? AND NOT expunged`,
+      [userId, mb.id, mb.recent_uid],
+    );
+    return r.rows[0].n;
+  },
+
+  /**
    * Subscribes to or unsubscribes from an existing mailbox.
    * @param {number} userId
    * @param {string} name

@@ -4,7 +4,8 @@
  * Starting mailgate's IMAP server for `mailgate imap` (alone) and `mailgate serve` (beside the
  * HTTP API, sharing its mail service and failed-login limiter). Configuration from the
  * environment: IMAP_PORT (default 1143), IMAP_HOST (default HOST, else 127.0.0.1),
- * IMAP_TLS_CERT / IMAP_TLS_KEY (PEM files: STARTTLS, and implicit TLS on IMAP_TLS_PORT when set).
+ * IMAP_TLS_CERT / IMAP_TLS_KEY (PEM files: STARTTLS, and implicit TLS on IMAP_TLS_PORT when set),
+ * and the abuse limits of LIMIT_VARS.
  * Also the background migration of `mailgate migrate --on-login` (migrateOnLogin).
  */
 
@@ -35,8 +36,31 @@ function imapSettings(env, config) {
     throw new errors.CONFIG_INVALID('IMAP_TLS_PORT needs IMAP_TLS_CERT and IMAP_TLS_KEY');
   }
   const idlePollMs = env.IMAP_IDLE_POLL_MS ? portVar(env, 'IMAP_IDLE_POLL_MS', 2000) : undefined;
-  return { port, host, tls, tlsPort, idlePollMs };
+  const limits = {};
+  for (const [name, key] of Object.entries(LIMIT_VARS)) {
+    const v = env[name];
+    if (v === undefined || v === '') continue;
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new errors.CONFIG_INVALID(`${name} must be a positive integer`);
+    }
+    limits[key] = n;
+  }
+  if (idlePollMs) limits.idlePollMs = idlePollMs;
+  return { port, host, tls, tlsPort, idlePollMs, limits };
 }
+
+// The IMAP server's abuse limits an operator may tune (packages/imap/lib/server.js DEFAULTS;
+// root README "Security").
+const LIMIT_VARS = {
+  IMAP_MAX_CONNECTIONS: 'maxConnections',
+  IMAP_MAX_PREAUTH_CONNECTIONS: 'maxPreauthConnections',
+  IMAP_MAX_CONNECTIONS_PER_ADDRESS: 'maxConnectionsPerAddress',
+  IMAP_MAX_CONNECTIONS_PER_USER: 'maxConnectionsPerUser',
+  IMAP_PREAUTH_TIMEOUT_MS: 'preauthTimeout',
+  IMAP_PREAUTH_MAX_BYTES: 'preauthMaxBytes',
+  IMAP_PREAUTH_MAX_LITERAL: 'preauthMaxLiteral',
+};
 
 function portVar(env, name, dflt) {
   const n = Number(env[name]);
@@ -60,7 +84,7 @@ async function startImap(o) {
     limiter: o.limiter,
     logger: o.log.child({ component: 'imap' }),
     tls: s.tls,
-    limits: s.idlePollMs ? { idlePollMs: s.idlePollMs } : {},
+    limits: s.limits,
     onProxiedLogin: migrateOnLogin(o),
   });
   const addresses = [];

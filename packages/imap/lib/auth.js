@@ -25,7 +25,9 @@ async function authenticate(s, user, password) {
   }
   if (!s.server.claimUser(s, user)) throw no('Too many connections for this user', 'LIMIT');
   try {
-    return await open(s, user);
+    const res = await open(s, user);
+    s.loggedIn();
+    return res;
   } catch (err) {
     // The session stays unauthenticated and may LOGIN again: the slot goes back now, or a
     // client retrying against an unavailable upstream would lock its user out.

@@ -16,10 +16,30 @@ const { LoginLimiter } = require('@mailgate/core');
 const { MailboxWatcher } = require('./watcher');
 const { checkRoutes, closeRelayed } = require('./proxy');
 
+// Before authentication a client needs a few short lines (CAPABILITY, STARTTLS, ID, LOGIN or
+// AUTHENTICATE): literals, lines and the whole exchange are kept small, as Dovecot's login
+// process does, so that a connection that never logs in costs kilobytes, not the 64 MiB an
+// APPEND may carry (issue 29: 16 such connections took the process from 850 MB to 2.25 GB).
+const PREAUTH_LIMITS = Object.freeze({
+  preauthMaxLine: 8 * 1024,
+  preauthMaxLiteral: 8 * 1024,
+  preauthMaxCommand: 24 * 1024, // LOGIN with two literals of the limit
+  preauthMaxBytes: 64 * 1024, // everything a connection sends before it is authenticated
+});
+
 const DEFAULTS = Object.freeze({
   ...DEFAULT_LIMITS,
+  ...PREAUTH_LIMITS,
   maxConnectionsPerUser: 20,
   maxConnections: 2000,
+  // Connections not authenticated yet, at once: the other slots stay for authenticated
+  // sessions. At the limit the oldest of them gives way to the newcomer (Dovecot's login
+  // processes do the same), so a flood from many addresses cannot keep users from logging in.
+  maxPreauthConnections: 1000,
+  // Not authenticated connections from one address (IPv6: one /64) at once; more are refused.
+  maxConnectionsPerAddress: 10,
+  // A total deadline for logging in: bytes do not extend it (a client trickling one byte every
+  // 20 s kept a slot for ever when every byte restarted the 60 s timer).
   preauthTimeout: 60 * 1000,
   idleTimeout: 30 * 60 * 1000, // RFC 3501 5.4 autologout >= 30 min; RFC 2177 IDLE: 29 min
   idlePollMs: 2000,
@@ -58,6 +78,9 @@ class ImapServer {
     this.tlsOptions = opts.tls || null;
     this.tlsContext = opts.tls ? tls.createSecureContext(opts.tls) : null;
     this.sessions = new Set();
+    // Sessions not authenticated yet, oldest first (Set order), and their count per address.
+    this.preauth = new Set();
+    this.preauthPerAddress = new Map();
     this.perUser = new Map();
     this.nextId = 1;
     this.servers = [];
@@ -125,15 +148,44 @@ class ImapServer {
   }
 
   accept(socket, secure) {
-    if (this.closing || this.sessions.size >= this.limits.maxConnections) {
+    if (this.closing) {
       socket.end('* BYE Too many connections\r\n');
       return;
+    }
+    const address = addressKey(socket.remoteAddress);
+    if ((this.preauthPerAddress.get(address) || 0) >= this.limits.maxConnectionsPerAddress) {
+      this.log.info({ address }, 'imap: too many connections from one address');
+      socket.end('* BYE Too many connections from your address\r\n');
+      return;
+    }
+    const full =
+      this.sessions.size >= this.limits.maxConnections ||
+      this.preauth.size >= this.limits.maxPreauthConnections;
+    if (full) {
+      // The oldest connection that has not logged in gives way; authenticated sessions never do.
+      const oldest = this.preauth.values().next().value;
+      if (!oldest) {
+        socket.end('* BYE Too many connections\r\n');
+        return;
+      }
+      oldest.bye('Connection queue full');
     }
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 60000);
     const s = new Session(this, socket, { secure, id: this.nextId++ });
+    s.address = address;
     this.sessions.add(s);
+    this.preauth.add(s);
+    this.preauthPerAddress.set(address, (this.preauthPerAddress.get(address) || 0) + 1);
     s.greet();
+  }
+
+  /** The session is authenticated (or closed): it no longer counts as pre-login. */
+  leftPreauth(s) {
+    if (!this.preauth.delete(s)) return;
+    const n = (this.preauthPerAddress.get(s.address) || 1) - 1;
+    if (n <= 0) this.preauthPerAddress.delete(s.address);
+    else this.preauthPerAddress.set(s.address, n);
   }
 
   /** CAPABILITY for a session in its current state (RFC 3501 7.2.1). */
@@ -202,6 +254,7 @@ class ImapServer {
 
   sessionClosed(s) {
     this.sessions.delete(s);
+    this.leftPreauth(s);
     this.proxySessions.delete(s);
     this.releaseUser(s);
   }
@@ -232,6 +285,28 @@ class ImapServer {
   }
 }
 
+/**
+ * What the per-address limit counts by: the IPv4 address, or the /64 of an IPv6 address (one
+ * host usually holds a whole /64, so counting single IPv6 addresses would be no limit).
+ * @param {string|undefined} a socket.remoteAddress
+ * @returns {string}
+ */
+function addressKey(a = '') {
+  a = String(a || '').replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
+  if (mapped) return mapped[1];
+  if (!a.includes(':')) return a;
+  const [head, tail] = a.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups =
+    tail === undefined ? h : [...h, ...Array(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g || '0', 16).toString(16))
+    .join(':')}::/64`;
+}
+
 function defaultVerify(service) {
   return async (user, password) => {
     if (service && service.users && typeof service.users.verifyLogin === 'function') {
@@ -255,4 +330,4 @@ function createImapServer(opts) {
   return new ImapServer(opts);
 }
 
-module.exports = { ImapServer, createImapServer, DEFAULTS };
+module.exports = { ImapServer, createImapServer, DEFAULTS, addressKey };

@@ -36,7 +36,8 @@ class Session {
     this.view = null;
     this.enabled = new Set(); // ENABLEd extensions (RFC 5161): CONDSTORE, QRESYNC
     this.condstore = false; // CONDSTORE active (RFC 7162 3.1: enabled by use, too)
-    this.framer = new CommandFramer(server.limits);
+    this.framer = new CommandFramer(this.framerLimits());
+    this.preauthBytes = 0;
     this.queue = [];
     this.busy = false;
     this.lineWaiter = null;
@@ -86,8 +87,46 @@ class Session {
     );
   }
 
-  receive(chunk) {
+  /**
+   * The framer's limits for the session's state: the small pre-login ones until the session
+   * is authenticated (server.js PREAUTH_LIMITS), then the full ones.
+   * @returns {{maxLine: number, maxLiteral: number, maxCommand: number}}
+   */
+  framerLimits() {
+    const l = this.server.limits;
+    if (this.state !== 'notauth') {
+      return { maxLine: l.maxLine, maxLiteral: l.maxLiteral, maxCommand: l.maxCommand };
+    }
+    return {
+      maxLine: Math.min(l.maxLine, l.preauthMaxLine),
+      maxLiteral: Math.min(l.maxLiteral, l.preauthMaxLiteral),
+      maxCommand: Math.min(l.maxCommand, l.preauthMaxCommand),
+    };
+  }
+
+  /**
+   * Called once the session is authenticated: full limits for the commands framed from now
+   * on (ones a client pipelined behind its LOGIN were framed with the pre-login limits), the
+   * idle timer instead of the login deadline, and its pre-login slot given back.
+   */
+  loggedIn() {
+    if (this.closed) return;
+    this.framer.limits = { ...this.framer.limits, ...this.framerLimits() };
+    this.server.leftPreauth(this);
     this.resetTimer();
+  }
+
+  receive(chunk) {
+    // After BYE the socket lingers until the client closes it (cleanup): its bytes are dropped.
+    if (this.closed) return;
+    if (this.state === 'notauth') {
+      // Before login, bytes neither extend the login deadline nor may they add up without end.
+      this.preauthBytes += chunk.length;
+      if (this.preauthBytes > this.server.limits.preauthMaxBytes) {
+        this.bye('Too much data before authentication');
+        return;
+      }
+    } else this.resetTimer();
     let events;
     try {
       events = this.framer.feed(chunk);

@@ -171,3 +171,113 @@ describe('sequence sets (item 5)', () => {
     a.close();
   }, 240000);
 });
+
+describe('before login: literals, bytes, connections per address, deadline (items 2, 3)', () => {
+  let srv;
+  const limits = {
+    maxConnectionsPerAddress: 5,
+    maxPreauthConnections: 12,
+    maxConnections: 30,
+    preauthTimeout: 1500,
+  };
+  beforeAll(async () => {
+    srv = await startServer(limits);
+  });
+  afterAll(() => srv.server.close());
+
+  const closed = (c) =>
+    new Promise((resolve) => (c.closed ? resolve() : c.socket.once('close', resolve)));
+
+  test('a synchronizing literal over the pre-login limit is refused without a continuation', async () => {
+    await besideInnocent('pre-login literals', srv.port, async () => {
+      const c = await RawClient.connect(srv.port);
+      c.write('l1 LOGIN {100000}\r\n');
+      const text = await c.waitFor(/^l1 (OK|NO|BAD)[^\r\n]*\r\n/m);
+      expect(text).toMatch(/^l1 BAD \[TOOBIG\]/m);
+      expect(text).not.toMatch(/^\+/m);
+      // The session goes on; a literal within the limit is read (LOGIN with a literal password).
+      c.write('l2 LOGIN alice {11}\r\n');
+      await c.waitFor(/^\+ [^\r\n]*\r\n/m);
+      c.write('attacker pw\r\n');
+      expect(await c.waitFor(/^l2 (OK|NO|BAD)[^\r\n]*\r\n/m)).toMatch(/^l2 OK/m);
+      c.close();
+    });
+  });
+
+  test('a non-synchronizing literal over the pre-login limit closes the connection', async () => {
+    await besideInnocent('pre-login LITERAL+', srv.port, async () => {
+      const c = await RawClient.connect(srv.port);
+      c.write('l1 LOGIN {100000+}\r\n');
+      expect(await c.waitFor(/^\* BYE [^\r\n]*\r\n/m)).toMatch(/\* BYE Literal too large/);
+      await closed(c);
+    });
+  });
+
+  test('the bytes a connection may send before login are bounded', async () => {
+    await besideInnocent('pre-login bytes', srv.port, async () => {
+      const c = await RawClient.connect(srv.port);
+      const noops = Array.from({ length: 12000 }, (_, i) => `n${i} NOOP\r\n`).join('');
+      c.write(noops);
+      expect(await c.waitFor(/^\* BYE [^\r\n]*\r\n/m, 60000)).toMatch(/before authentication/);
+      await closed(c);
+    });
+  });
+
+  test('connections from one address are capped; others and authenticated sessions are served', async () => {
+    const loggedIn = await attacker(srv.port); // an authenticated session from the same address
+    const flood = [];
+    await besideInnocent('pre-login flood from one address', srv.port, async () => {
+      for (let i = 0; i < limits.maxConnectionsPerAddress; i++) {
+        flood.push(await RawClient.connect(srv.port));
+      }
+      const refused = await RawClient.connect(srv.port, '127.0.0.1', {
+        greeting: /^\* BYE .*\r\n/m,
+      });
+      await closed(refused);
+      // Another address still gets in and logs in.
+      const other = await RawClient.connect(srv.port, '127.0.0.1', { localAddress: '127.0.0.3' });
+      expect(await other.cmd('o1', 'LOGIN alice "attacker pw"')).toMatch(/^o1 OK/m);
+      other.close();
+      expect(await loggedIn.cmd('a1', 'NOOP')).toMatch(/^a1 OK/m);
+      // A slot of the address comes back once one of its connections logs in.
+      expect(await flood[0].cmd('f1', 'LOGIN alice "attacker pw"')).toMatch(/^f1 OK/m);
+      const next = await RawClient.connect(srv.port);
+      expect(await next.cmd('x1', 'CAPABILITY')).toMatch(/^x1 OK/m);
+      flood.push(next);
+    });
+    for (const c of flood) c.close();
+    loggedIn.close();
+  });
+
+  test('the login deadline is total: a client trickling bytes is logged out', async () => {
+    await besideInnocent('trickling pre-login client', srv.port, async () => {
+      const c = await RawClient.connect(srv.port);
+      // A byte every 100 ms, a whole NOOP now and then: each used to restart the timer.
+      const timer = setInterval(() => c.write('t NOOP'.slice(0, 1)), 100);
+      const noop = setInterval(() => c.write('\r\nt NOOP\r\n'), 400);
+      try {
+        expect(await c.waitFor(/^\* BYE [^\r\n]*\r\n/m, 30000)).toMatch(/Autologout/);
+      } finally {
+        clearInterval(timer);
+        clearInterval(noop);
+      }
+      await closed(c);
+    });
+  });
+
+  test('pre-login slots are bounded by the oldest giving way: logins still get through', async () => {
+    await besideInnocent('pre-login flood from many addresses', srv.port, async () => {
+      const conns = [];
+      for (let i = 0; i < limits.maxPreauthConnections; i++) {
+        conns.push(
+          await RawClient.connect(srv.port, '127.0.0.1', { localAddress: `127.0.1.${i + 1}` }),
+        );
+      }
+      const late = await RawClient.connect(srv.port, '127.0.0.1', { localAddress: '127.0.2.1' });
+      expect(await late.cmd('z1', 'LOGIN alice "attacker pw"')).toMatch(/^z1 OK/m);
+      await closed(conns[0]); // the oldest gave way
+      expect(conns[0].buf.toString('latin1')).toMatch(/\* BYE Connection queue full/);
+      for (const c of [...conns, late]) c.close();
+    });
+  });
+});

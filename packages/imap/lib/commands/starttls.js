@@ -19,7 +19,7 @@ module.exports = {
     plain.off('data', s.onData);
     plain.removeAllListeners('close');
     s.queue.length = 0;
-    s.framer = new (require('../framer').CommandFramer)(s.server.limits);
+    s.framer = new (require('../framer').CommandFramer)(s.framerLimits());
     const secure = new tls.TLSSocket(plain, { isServer: true, secureContext: s.server.tlsContext });
     s.secure = true;
     secure.on('secure', () => s.log.debug('tls established'));

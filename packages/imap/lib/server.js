@@ -85,7 +85,17 @@ class ImapServer {
     this.nextId = 1;
     this.servers = [];
     this.closing = false;
-    this.watcher = new MailboxWatcher({ intervalMs: this.limits.idlePollMs, log: this.log });
+    const service = this.service;
+    this.watcher = new MailboxWatcher({
+      intervalMs: this.limits.idlePollMs,
+      log: this.log,
+      // Push from the store's LISTEN/NOTIFY when the service has it (the in-memory test
+      // service does not: polling only).
+      changes:
+        service && typeof service.onMailboxChange === 'function'
+          ? (fn) => service.onMailboxChange(fn)
+          : null,
+    });
     // Relayed sessions (proxy.js) and the timer that closes them once their user's route is
     // `store` again (cutover); it runs only while there are relayed sessions.
     this.proxySessions = new Set();

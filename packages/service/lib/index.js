@@ -143,6 +143,19 @@ class MailService {
     return syncAll(this.openMirror());
   }
 
+  /**
+   * Calls fn after every committed change to any mailbox's messages, made by any process
+   * (new mail, flags, expunges: the store's change feed, PostgreSQL LISTEN/NOTIFY on one
+   * connection per process), with `{userId, mailboxId}`; with `null` when changes may have
+   * been missed (the connection was lost). For push (IMAP IDLE); callers keep a slow poll as
+   * the fallback.
+   * @param {(change: {userId: number, mailboxId: number}|null) => void} fn
+   * @returns {() => void} unsubscribe
+   */
+  onMailboxChange(fn) {
+    return this.store.mailboxChanges().subscribe(fn);
+  }
+
   /** One round trip to PostgreSQL (health checks); DB errors as the store raises them. */
   async ping() {
     await this.store.ping();
@@ -168,6 +181,7 @@ class MailService {
     await legacy.closeBackends();
     if (this.mirror) await this.mirror.close();
     if (this.store && this.store.closeHealthProbe) await this.store.closeHealthProbe();
+    if (this.store && this.store.closeMailboxChanges) this.store.closeMailboxChanges();
     if (this.store && this.store.settleBackground) await this.store.settleBackground();
     if (this.db) await this.db.close();
   }

@@ -15,6 +15,7 @@ const {
   unpackListRow,
 } = require('./header-row');
 const { ListCache, pageOf } = require('./list-cache');
+const { MailboxChangeFeed } = require('./change-feed');
 const { planKeptUids } = require('./kept-uids');
 const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
@@ -58,6 +59,21 @@ class PgStore {
             persist: { format: LIST_FORMAT, pack: packListRow, unpack: unpackListRow },
           })
         : null;
+  }
+
+  /**
+   * The process's feed of committed mailbox changes (change-feed.js: one LISTEN connection,
+   * opened at the first subscriber).
+   * @returns {MailboxChangeFeed}
+   */
+  mailboxChanges() {
+    if (!this.changeFeed) this.changeFeed = new MailboxChangeFeed(this.knex);
+    return this.changeFeed;
+  }
+
+  /** Closes the change feed's connection (before the pool is destroyed). */
+  closeMailboxChanges() {
+    if (this.changeFeed) this.changeFeed.close();
   }
 
   /**

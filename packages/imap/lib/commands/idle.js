@@ -14,8 +14,12 @@ module.exports = {
     if (s.view) await s.sync();
     s.send(Buffer.from('+ idling\r\n'));
     let wake = null;
+    let pending = false;
+    // A change that arrives while the session is syncing is kept for the next turn, not lost
+    // until the fallback poll.
     const kick = () => {
       if (wake) wake();
+      else pending = true;
     };
     const v = s.view;
     const onStatus = (st) => {
@@ -35,10 +39,13 @@ module.exports = {
     });
     try {
       while (!done && !s.closed) {
-        await new Promise((resolve) => {
-          wake = resolve;
-        });
+        if (!pending) {
+          await new Promise((resolve) => {
+            wake = resolve;
+          });
+        }
         wake = null;
+        pending = false;
         if (!done && s.view && !s.closed) await s.sync();
       }
     } finally {

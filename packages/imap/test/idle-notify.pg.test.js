@@ -1,0 +1,89 @@
+'use strict';
+
+/*
+ * New mail and flag changes reach an IDLE session through PostgreSQL LISTEN/NOTIFY (issue 28,
+ * "Also"), whichever process committed them: here a second mail service with its own
+ * connection pool, as the HTTP API, an LMTP server or an import in another process would be.
+ * The server's fallback poll is set to ten minutes, so only the push can deliver in time; the
+ * test asserts that the change arrives, not how fast.
+ */
+
+const Knex = require('knex');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { createMailService } = require('@mailgate/service');
+const { msg } = require('../../../test/support/mail');
+const { startPgServer } = require('./helpers');
+const { RawClient } = require('./raw-client');
+
+let env;
+let other;
+let otherKnex;
+let otherHome;
+const PW = { erin: 'erin pw 1' };
+
+beforeAll(async () => {
+  env = await startPgServer({ users: PW, limits: { idlePollMs: 600000 } });
+  const be = await env.service.openBackend('pg', 'erin');
+  await be.createMailbox('INBOX');
+  await be.append('INBOX', msg({ subject: 'before' }), {});
+  await be.close();
+  // "Another process": its own service, store and pool on the same database.
+  otherKnex = Knex({ client: 'pg', connection: env.db.url, pool: { min: 0, max: 2 } });
+  otherHome = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-imap-other-'));
+  other = await createMailService({
+    knex: otherKnex,
+    env: { MAILGATE_HOME: otherHome, LOG_LEVEL: 'silent' },
+  });
+});
+
+afterAll(async () => {
+  if (other) await other.close();
+  if (otherKnex) await otherKnex.destroy();
+  if (otherHome) fs.rmSync(otherHome, { recursive: true, force: true });
+  if (env) await env.close();
+});
+
+test('mail appended and flags changed by another service instance reach an IDLE session', async () => {
+  const c = await RawClient.connect(env.port);
+  await c.cmd('a', `LOGIN erin "${PW.erin}"`);
+  await c.cmd('b', 'SELECT INBOX');
+  c.write('c IDLE\r\n');
+  await c.waitFor(/^\+ [^\r\n]*\r\n/m);
+  // The first look of the shared watch happens at once (a push or a reset of the feed); give
+  // the LISTEN its connection before committing, so this is the push and not that look.
+  await env.service.store.mailboxChanges().ready();
+  const be = await other.openBackend('pg', 'erin');
+  await be.append('INBOX', msg({ subject: 'pushed' }), {});
+  await c.waitFor(/^\* 2 EXISTS\r\n/m, 15000);
+  await be.setFlags('INBOX', [1], ['\\Flagged'], []);
+  await c.waitFor(/^\* 1 FETCH \([^\r\n]*\\Flagged/m, 15000);
+  await be.close();
+  c.write('DONE\r\n');
+  await c.waitFor(/^c OK/m);
+  c.close();
+});
+
+test('one LISTEN connection per process, whatever the number of idling sessions', async () => {
+  const clients = [];
+  for (let i = 0; i < 3; i++) {
+    const c = await RawClient.connect(env.port);
+    await c.cmd('a', `LOGIN erin "${PW.erin}"`);
+    await c.cmd('b', 'SELECT INBOX');
+    c.write('c IDLE\r\n');
+    await c.waitFor(/^\+ [^\r\n]*\r\n/m);
+    clients.push(c);
+  }
+  await env.service.store.mailboxChanges().ready();
+  const r = await env.db.knex.raw(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND query ILIKE 'LISTEN %'`,
+  );
+  expect(r.rows[0].n).toBe(1);
+  const be = await other.openBackend('pg', 'erin');
+  await be.append('INBOX', msg({ subject: 'to everyone' }), {});
+  for (const c of clients) await c.waitFor(/^\* 3 EXISTS\r\n/m, 15000);
+  await be.close();
+  for (const c of clients) c.close();
+});

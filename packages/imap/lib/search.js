@@ -3,11 +3,11 @@
 /*
  * SEARCH and UID SEARCH (RFC 3501 6.4.4, RFC 7162 3.1.5 MODSEQ). Keys are parsed into a tree
  * whose leaves are either query-AST terms (@mailgate/query: substring FROM/TO/CC/SUBJECT/
- * BODY/TEXT, flags, sent dates, sizes — answered by the service, in SQL on pg) or local tests
+ * BODY/TEXT, flags, dates, sizes — answered by the service, in SQL on pg) or local tests
  * the query language has no term for (sequence and UID sets, KEYWORD, INTERNALDATE dates,
- * MODSEQ: over header rows; HEADER and BCC: over the stored bytes). Each maximal AST subtree
- * is one service search; the tree is then evaluated per message of the view, so any mix of
- * AND, OR and NOT keeps RFC 3501 semantics.
+ * MODSEQ: over header rows; HEADER, BCC and SENT*'s Date as written: over the stored bytes).
+ * Each maximal AST subtree is one service search; the tree is then evaluated per message of
+ * the view, so any mix of AND, OR and NOT keeps RFC 3501 semantics. Never reads SQL or files.
  */
 
 const { atom } = require('./writer');
@@ -20,8 +20,9 @@ const { MONTHS } = require('./fetch');
 
 const MAX_DEPTH = 64;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
-const RAW_CONCURRENCY = 8;
-// Messages evaluated between two turns of the event loop (a multiple of RAW_CONCURRENCY).
+// Messages read per getRawMany call for tests on the stored bytes.
+const RAW_BATCH = 500;
+// Messages evaluated between two turns of the event loop.
 const YIELD_EVERY = 2048;
 
 const FLAG_KEYS = {
@@ -40,6 +41,12 @@ const SUBSTRING_KEYS = {
   TO: 'to',
 };
 const SENT_KEYS = { SENTBEFORE: 'before', SENTON: 'on', SENTSINCE: 'after' };
+// Days around a SENT* date within which the Date header's own day (as written, in its own
+// zone) may differ from its UTC day: a zone offset is at most ±24 h in real mail.
+const SENT_BAND_DAYS = 2;
+const DAY_MS = 86400000;
+// Bytes of a message read to find its Date header for SENT* (the header, not the body).
+const DATE_PREFIX = 65536;
 const CHARSETS = new Set(['UTF-8', 'US-ASCII']);
 
 const ALL = { kind: 'ast', ast: { type: 'all' } };
@@ -107,12 +114,7 @@ function parseKey(st, depth) {
     if (value === '') return ALL;
     return { kind: 'ast', ast: { type: 'substring', field: SUBSTRING_KEYS[key], value } };
   }
-  if (SENT_KEYS[key]) {
-    return {
-      kind: 'ast',
-      ast: { type: 'date', op: SENT_KEYS[key], value: searchDate(next(st, 'date')) },
-    };
-  }
+  if (SENT_KEYS[key]) return sentKey(key, searchDate(next(st, 'date')));
   switch (key) {
     case 'ALL':
       return ALL;
@@ -204,6 +206,76 @@ function searchDate(token) {
   return iso;
 }
 
+/** `YYYY-MM-DD` plus n days. */
+function addDays(iso, n) {
+  return new Date(Date.parse(`${iso}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * SENTBEFORE / SENTON / SENTSINCE (RFC 3501 6.4.4) compare the Date header's date *as
+ * written*, disregarding time and timezone, as Dovecot does: `Wed, 01 Aug 2018 23:30 -0700` is
+ * on 1-Aug-2018 although its UTC day is the 2nd. The stored date is UTC, so the service's date
+ * search decides every message whose UTC day is more than SENT_BAND_DAYS away from the asked
+ * day; the few within the band, and those without a parsable Date (Dovecot counts them as
+ * 1-Jan-1970), are decided by reading their Date header.
+ * @param {'SENTBEFORE'|'SENTON'|'SENTSINCE'} key
+ * @param {string} day YYYY-MM-DD
+ */
+function sentKey(key, day) {
+  const lo = addDays(day, -SENT_BAND_DAYS);
+  const hi = addDays(day, SENT_BAND_DAYS + 1);
+  const date = (op, value) => ({ type: 'date', op, value });
+  // UTC day in [lo, hi), or no date at all (a NULL date fails `after` and passes its NOT).
+  const band = {
+    type: 'or',
+    children: [
+      { type: 'and', children: [date('after', lo), date('before', hi)] },
+      { type: 'not', child: date('after', '1000-01-01') },
+    ],
+  };
+  const own = (raw) => {
+    const d = writtenDay(raw);
+    if (key === 'SENTBEFORE') return d < day;
+    if (key === 'SENTON') return d === day;
+    return d >= day;
+  };
+  const check = {
+    kind: 'and',
+    children: [
+      { kind: 'ast', ast: band },
+      { kind: 'raw', headerOnly: true, test: own },
+    ],
+  };
+  if (key === 'SENTON') return check;
+  const sure =
+    key === 'SENTBEFORE'
+      ? { kind: 'ast', ast: date('before', lo) }
+      : { kind: 'ast', ast: date('after', hi) };
+  return { kind: 'or', children: [sure, check] };
+}
+
+/**
+ * The day of a message's first Date header as written (RFC 5322 3.3: `[dow,] d mon yyyy`,
+ * obsolete two- and three-digit years as RFC 5322 4.3), `1970-01-01` when there is none or it
+ * does not parse (Dovecot's answer for such a message).
+ * @param {Buffer} raw the message, or its first bytes
+ * @returns {string} YYYY-MM-DD
+ */
+function writtenDay(raw) {
+  const field = parseTree(raw).fields.find((f) => f.key === 'date');
+  const m =
+    field &&
+    /^[^:]*:\s*(?:[A-Za-z]+\s*,)?\s*(\d{1,2})\s+([A-Za-z]{3})[A-Za-z]*\.?\s+(\d{2,4})\b/.exec(
+      field.line,
+    );
+  const mon = m ? MONTHS.findIndex((x) => x.toLowerCase() === m[2].toLowerCase()) : -1;
+  if (!m || mon < 0) return '1970-01-01';
+  let year = Number(m[3]);
+  if (m[3].length === 2) year += year < 50 ? 2000 : 1900;
+  else if (m[3].length === 3) year += 1900;
+  return `${String(year).padStart(4, '0')}-${String(mon + 1).padStart(2, '0')}-${m[1].padStart(2, '0')}`;
+}
+
 /** INTERNALDATE day comparisons, on the UTC day (RFC 3501: "disregarding time and timezone"). */
 function compareDay(value, day, key) {
   const d = new Date(value);
@@ -268,44 +340,50 @@ async function runSearch(s, args) {
     }
     return { seqs, uids: seqs.map((n) => v.uids[n - 1]), highestModseq: null };
   }
-  // Mixed tree: resolve each maximal AST subtree and each sequence set once, then evaluate
-  // per message.
+  // Mixed tree: resolve each maximal AST subtree once, then evaluate per message. Tests on the
+  // stored bytes (HEADER, BCC, SENT*'s Date) are unknown in a first pass over the rows; only
+  // the messages whose answer depends on them are read, RAW_BATCH at a time.
   const maxUid = v.uids.length ? v.uids[v.uids.length - 1] : 0;
   const compiled = await compile(tree, be, v.name, { total: v.total, maxUid });
   const rows = new Map();
   for (const row of await allRows(be, v.name, s.knownStatus())) rows.set(Number(row.uid), row);
-  const needsRaw = hasKind(tree, 'raw');
-  const seqs = [];
-  let highest = 0;
-  const candidates = [];
+  const prefix = rawNodes(tree).every((n) => n.headerOnly) ? DATE_PREFIX : undefined;
+  const hits = [];
+  const undecided = [];
   for (let i = 0; i < v.uids.length; i++) {
-    const row = rows.get(v.uids[i]);
-    if (row) candidates.push([i + 1, row]);
-  }
-  for (let c = 0; c < candidates.length; c += RAW_CONCURRENCY) {
     // A long evaluation gives other sessions a turn of the event loop now and then.
-    if (c % YIELD_EVERY === 0 && c > 0) await new Promise((r) => setImmediate(r));
-    const batch = candidates.slice(c, c + RAW_CONCURRENCY);
-    const raws = needsRaw
-      ? await Promise.all(
-          batch.map(([, row]) => be.getRaw(v.name, Number(row.uid)).catch(() => null)),
-        )
-      : [];
-    batch.forEach(([seq, row], k) => {
-      const env = { row, seq, total: v.total, maxUid, raw: raws[k], recent: v.recent };
-      if (evaluate(compiled, env)) {
-        seqs.push(seq);
-        highest = Math.max(highest, Number(row.modseq) || 0);
-      }
-    });
+    if (i % YIELD_EVERY === 0 && i > 0) await new Promise((r) => setImmediate(r));
+    const row = rows.get(v.uids[i]);
+    if (!row) continue;
+    const env = { row, seq: i + 1, total: v.total, maxUid, raw: undefined, recent: v.recent };
+    const r = evaluate(compiled, env);
+    if (r === true) hits.push(env);
+    else if (r === null) undecided.push(env);
   }
+  for (let c = 0; c < undecided.length; c += RAW_BATCH) {
+    const batch = undecided.slice(c, c + RAW_BATCH);
+    const raws = await be.getRawMany(
+      v.name,
+      batch.map((e) => Number(e.row.uid)),
+      { prefix },
+    );
+    for (const env of batch) {
+      env.raw = raws.get(Number(env.row.uid)) || null;
+      if (evaluate(compiled, env) === true) hits.push(env);
+    }
+  }
+  hits.sort((a, b) => a.seq - b.seq);
+  const seqs = hits.map((e) => e.seq);
+  const highest = hits.reduce((m, e) => Math.max(m, Number(e.row.modseq) || 0), 0);
   return { seqs, uids: seqs.map((n) => v.uids[n - 1]), highestModseq: usesModseq ? highest : null };
 }
 
-function hasKind(node, kind) {
-  if (node.kind === kind) return true;
-  if (node.child) return hasKind(node.child, kind);
-  return (node.children || []).some((c) => hasKind(c, kind));
+/** The raw-test leaves of a key tree. */
+function rawNodes(node, out = []) {
+  if (node.kind === 'raw') out.push(node);
+  if (node.child) rawNodes(node.child, out);
+  for (const c of node.children || []) rawNodes(c, out);
+  return out;
 }
 
 /**
@@ -336,18 +414,39 @@ async function compile(node, be, mailbox, view) {
   return node;
 }
 
+/**
+ * A key tree's answer for one message: true, false, or null while a test on the stored bytes
+ * it depends on has not been read yet (env.raw undefined; null: the message is gone).
+ */
 function evaluate(node, env) {
   switch (node.kind) {
     case 'local':
       return node.test(env.row, env.seq, env.total, env.maxUid, env.recent);
     case 'raw':
+      if (env.raw === undefined) return null;
       return env.raw ? node.test(env.raw) : false;
-    case 'not':
-      return !evaluate(node.child, env);
-    case 'and':
-      return node.children.every((c) => evaluate(c, env));
-    case 'or':
-      return node.children.some((c) => evaluate(c, env));
+    case 'not': {
+      const c = evaluate(node.child, env);
+      return c === null ? null : !c;
+    }
+    case 'and': {
+      let unknown = false;
+      for (const c of node.children) {
+        const r = evaluate(c, env);
+        if (r === false) return false;
+        if (r === null) unknown = true;
+      }
+      return unknown ? null : true;
+    }
+    case 'or': {
+      let unknown = false;
+      for (const c of node.children) {
+        const r = evaluate(c, env);
+        if (r === true) return true;
+        if (r === null) unknown = true;
+      }
+      return unknown ? null : false;
+    }
     /* istanbul ignore next */
     default:
       return false;

@@ -43,8 +43,11 @@ function deriveRow(raw, opts = {}) {
       // Search-only columns, stored lower-cased: substring search is then a plain LIKE on a
       // lower-cased pattern, which PostgreSQL matches ~2.5x faster than ILIKE (ILIKE in a
       // multi-byte encoding lower-cases the whole text of every row it rechecks).
-      header_text: (p.headerText || '').toLowerCase(),
-      body_text: (p.bodyText || '').toLowerCase(),
+      // IMAP's reading (RFC 3501 6.4.4, as Dovecot): TEXT covers every part's header, BODY
+      // the decoded text of every text part, text attachments and all alternatives included
+      // (issue 28 item 8: a patch attached to list mail was not found).
+      header_text: ((p.headerText || '') + (p.partHeaderText || '')).toLowerCase(),
+      body_text: (p.searchBodyText ?? p.bodyText ?? '').toLowerCase(),
       // The list row's snippet (webmail, issue 14).
       preview: previewOf(p.bodyText),
     },

@@ -30,8 +30,9 @@ function describe(raw, meta) {
         toText: p.toText || '',
         ccText: p.ccText || '',
         subject: p.subject,
-        headerText: p.headerText || '',
-        bodyText: p.bodyText || '',
+        // The importer's reading (derive.js), so every backend answers BODY/TEXT alike.
+        headerText: (p.headerText || '') + (p.partHeaderText || ''),
+        bodyText: p.searchBodyText ?? p.bodyText ?? '',
         date,
         size,
         flags: meta.flags,

@@ -19,6 +19,7 @@ const {
   htmlToText,
   enrichedToText,
 } = require('./body');
+const { addressSearchText } = require('./address-list');
 
 const DEFAULT_MAX_BYTES = 100 * 1024 * 1024;
 const DEFAULT_MAX_BODY_TEXT = 2000000;
@@ -57,7 +58,9 @@ const LOOKS_HTML = /^\s*(?:<!--[\s\S]*?-->\s*)*<(?:!doctype\s+html|html|head|bod
  * @property {string} toText
  * @property {string} ccText
  * @property {string} headerText
- * @property {string} bodyText
+ * @property {string} bodyText the text shown: the best alternative, no attachments
+ * @property {string} searchBodyText what SEARCH BODY reads: every text part's decoded text
+ * @property {string} partHeaderText the header fields of every part below the top (TEXT)
  * @property {boolean} hasAttachments
  * @property {AttachmentInfo[]} attachments
  * @property {string} contentType
@@ -211,6 +214,12 @@ class Walker {
     this.attachments = [];
     this.warnings = [];
     this.parts = 0;
+    // What SEARCH BODY and TEXT read (RFC 3501 6.4.4, as Dovecot): the decoded text of every
+    // text/* and message/* leaf, attachments and every alternative included, without the
+    // headers of encapsulated messages; and the header fields of every part below the top.
+    this.searchTexts = [];
+    this.searchBudget = opts.maxBodyText;
+    this.partHeaders = [];
   }
 
   warn(code) {
@@ -235,6 +244,7 @@ class Walker {
       return { text: '', kind: 'other' };
     }
     const info = entityInfo(fields, defaultType);
+    if (depth > 0) this.notePartHeader(fields);
     const leafNum = isRoot ? (num ? num + '.1' : '1') : num;
     const type = info.type;
 
@@ -353,9 +363,40 @@ class Walker {
       info.filename !== null ||
       (!type.startsWith('text/') && !type.startsWith('message/'));
     if (isAttachment) this.addAttachment(info, body, part);
-    if (!isText || info.disposition === 'attachment') return { text: '', kind: 'other' };
+    const isSearched = isText || type.startsWith('message/');
     const kind = type === 'text/html' ? 'html' : 'plain';
-    return { text: this.decodeText(info, body, part, kind), kind };
+    if (!isText || info.disposition === 'attachment') {
+      // Not shown as the body, but a text attachment (a patch on a list) is still searched.
+      if (isSearched) this.searchTexts.push(this.searchOnlyText(info, body, part, kind));
+      return { text: '', kind: 'other' };
+    }
+    const text = this.decodeText(info, body, part, kind);
+    this.searchTexts.push(text);
+    return { text, kind };
+  }
+
+  /** Decoded text of a part that is searched but not shown, drawn from its own budget. */
+  searchOnlyText(info, body, part, kind) {
+    const shown = this.budget;
+    const attachments = this.attachments.length;
+    this.budget = this.searchBudget;
+    const text = this.decodeText(info, body, part, kind);
+    this.searchBudget = this.budget;
+    this.budget = shown;
+    // A uuencoded block inside it is listed once, by the shown path only.
+    this.attachments.length = attachments;
+    return text;
+  }
+
+  /** A part's header fields, decoded, for TEXT (which covers every header of the message). */
+  notePartHeader(fields) {
+    let text = '';
+    for (const f of fields)
+      text += f.name + ': ' + cleanText(decodeWords(rawToUnicode(f.value))) + '\n';
+    if (this.searchBudget > 0) {
+      this.searchBudget -= text.length;
+      this.partHeaders.push(text);
+    }
   }
 
   decodeText(info, body, part, kind) {
@@ -549,6 +590,8 @@ function parseMessage(raw, opts = {}) {
   let replyTo = null;
   let headerText = '';
   const headers = opts.keepHeaders ? [] : null;
+  // Every From/To/Cc field's value: SEARCH reads a field given twice as one list.
+  const searchValues = { from: [], to: [], cc: [] };
 
   for (let fi = 0; fi < top.fields.length; fi++) {
     const f = top.fields[fi];
@@ -557,6 +600,7 @@ function parseMessage(raw, opts = {}) {
     const decoded = cleanText(decodeWords(uni));
     headerText += f.name + ': ' + decoded + '\n';
     if (headers) headers.push({ key: f.name, value: decoded });
+    if (searchValues[f.key]) searchValues[f.key].push(uni);
     switch (f.key) {
       case 'subject':
         if (subject === null) subject = decoded;
@@ -582,21 +626,18 @@ function parseMessage(raw, opts = {}) {
         if (from === null) {
           const r = parseAddressListWithGroups(uni);
           from = r.list;
-          fromText = r.text;
         }
         break;
       case 'to':
         if (to === null) {
           const r = parseAddressListWithGroups(uni);
           to = r.list;
-          toText = r.text;
         }
         break;
       case 'cc':
         if (cc === null) {
           const r = parseAddressListWithGroups(uni);
           cc = r.list;
-          ccText = r.text;
         }
         break;
       case 'bcc':
@@ -607,6 +648,15 @@ function parseMessage(raw, opts = {}) {
         break;
     }
   }
+
+  // The substring text of FROM/TO/CC (RFC 3501 6.4.4), as Dovecot writes it: comments
+  // dropped, groups kept, both lines of a field given twice (issue 28 items 5 and 8).
+  // Each line on its own (a match never spans two fields), as Dovecot searches them.
+  const nameText = (n) => cleanText(decodeWords(n));
+  const searchText = (values) => values.map((v) => addressSearchText(v, nameText)).join('\n');
+  fromText = searchText(searchValues.from);
+  toText = searchText(searchValues.to);
+  ccText = searchText(searchValues.cc);
 
   const body = raw.subarray(top.bodyStart);
   const info = entityInfo(top.fields, 'text/plain');
@@ -633,6 +683,8 @@ function parseMessage(raw, opts = {}) {
     ccText,
     headerText,
     bodyText: cleanText(bodyText),
+    searchBodyText: cleanText(w.searchTexts.filter(Boolean).join('\n').slice(0, maxBodyText)),
+    partHeaderText: w.partHeaders.join(''),
     hasAttachments: w.attachments.length > 0,
     attachments: w.attachments,
     contentType: info.type,

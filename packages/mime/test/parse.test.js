@@ -42,7 +42,8 @@ describe('headers', () => {
       { name: '', address: 'tim.belden@enron.com' },
       { name: 'Lavorato, John', address: 'john.lavorato@enron.com' },
     ]);
-    expect(m.toText).toBe('tim.belden@enron.com, Lavorato, John <john.lavorato@enron.com>');
+    // The SEARCH TO text, written as Dovecot writes it (address-list.js addressSearchText).
+    expect(m.toText).toBe('<tim.belden@enron.com>, "Lavorato, John" <john.lavorato@enron.com>');
     expect(m.subject).toBe('Re: forecast');
     expect(m.bodyText).toBe('Here is our forecast\n');
     expect(m.contentType).toBe('text/plain');
@@ -111,9 +112,9 @@ describe('headers', () => {
       ]),
     );
     expect(m.from).toEqual({ name: '', address: 'alice@example.com' });
-    expect(m.fromText).toBe('Team: alice@example.com, Bob B. <bob@example.com>;');
+    expect(m.fromText).toBe('Team: <alice@example.com>, "Bob B." <bob@example.com>;');
     expect(m.to).toEqual([]);
-    expect(m.toText).toBe('undisclosed-recipients: ;');
+    expect(m.toText).toBe('undisclosed-recipients:;');
     expect(m.cc).toEqual([
       { name: '', address: 'postmaster' },
       { name: 'Zü', address: 'z@example.com' },

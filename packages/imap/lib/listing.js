@@ -146,6 +146,18 @@ async function sendList(s, o) {
       parents.add(p);
     }
   }
+  // LSUB (RFC 3501 6.3.9): a parent that is not itself in the list is answered, \Noselect,
+  // only where `%` stops above a subscribed name the pattern does not reach (`LSUB "" %` with
+  // foo/bar subscribed answers foo); with `*` the subscribed name itself is the answer.
+  let shownParents = null;
+  if (o.command === 'LSUB') {
+    shownParents = new Set();
+    for (const n of names.keys()) {
+      if (matcher.test(n)) continue;
+      const parts = n.split(DELIM);
+      for (let i = 1; i < parts.length; i++) shownParents.add(parts.slice(0, i).join(DELIM));
+    }
+  }
   const sorted = [...all].sort((a, b) => (a === 'INBOX' ? -1 : b === 'INBOX' ? 1 : a < b ? -1 : 1));
   for (let i = 0; i < sorted.length; i++) {
     if (i > 0 && i % NAMES_PER_TURN === 0) {
@@ -155,6 +167,7 @@ async function sendList(s, o) {
     const name = sorted[i];
     if (!matcher.test(name)) continue;
     const box = names.get(name);
+    if (!box && shownParents && !shownParents.has(name)) continue;
     if (o.onlySubscribed && !(box && box.subscribed)) continue;
     if (o.onlySpecialUse && !(box && box.specialUse)) continue;
     const attrs = [];

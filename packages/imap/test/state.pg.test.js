@@ -223,3 +223,28 @@ test('FLAGS lists the keywords in use; STORE and APPEND of a new keyword send a 
   c.close();
   other.close();
 });
+
+test('subscriptions: CREATE does not subscribe; LSUB % shows unsubscribed parents \\Noselect; UNSUBSCRIBE of a deleted mailbox', async () => {
+  const c = await login();
+  await c.cmd('a', 'CREATE Subs');
+  await c.cmd('b', 'CREATE Subs/Mid');
+  await c.cmd('c', 'CREATE Subs/Mid/Leaf');
+  expect(await c.cmd('d', 'LSUB "" Subs*')).not.toMatch(/^\* LSUB/m);
+  expect(await c.cmd('e', 'SUBSCRIBE Subs/Mid/Leaf')).toMatch(/^e OK/m);
+  // RFC 3501 6.3.9: `%` stops at a parent that is not subscribed; it is listed \Noselect.
+  const pct = await c.cmd('f', 'LSUB "" Subs/%');
+  expect(pct).toMatch(/^\* LSUB \([^)]*\\Noselect[^)]*\) "\/" "?Subs\/Mid"?\r\n/m);
+  expect(pct).not.toMatch(/Leaf/);
+  const top = await c.cmd('g', 'LSUB "" %');
+  expect(top).toMatch(/^\* LSUB \([^)]*\\Noselect[^)]*\) "\/" "?Subs"?\r\n/m);
+  // `*` reaches the subscribed name itself: no unsubscribed parent is listed.
+  const star = await c.cmd('h', 'LSUB "" Subs*');
+  expect(star).toMatch(/^\* LSUB \([^)]*\) "\/" "?Subs\/Mid\/Leaf"?\r\n/m);
+  expect(star).not.toMatch(/"\/" "?Subs"?\r\n/);
+  expect(star).not.toMatch(/"\/" "?Subs\/Mid"?\r\n/);
+  // A subscribed mailbox deleted: UNSUBSCRIBE still succeeds (and so does one never subscribed).
+  await c.cmd('i', 'DELETE Subs/Mid/Leaf');
+  expect(await c.cmd('j', 'UNSUBSCRIBE Subs/Mid/Leaf')).toMatch(/^j OK/m);
+  expect(await c.cmd('k', 'UNSUBSCRIBE Never/Was')).toMatch(/^k OK/m);
+  c.close();
+});

@@ -209,7 +209,9 @@ const mailboxOps = {
   },
 
   /**
-   * Subscribes to or unsubscribes from an existing mailbox.
+   * Subscribes to an existing mailbox, or unsubscribes from a name. Unsubscribing from a name
+   * that is no mailbox (deleted since, or never one) succeeds: nothing is subscribed there
+   * afterwards, which is what the client asked (RFC 3501 6.3.7; Dovecot answers OK too).
    * @param {number} userId
    * @param {string} name
    * @param {boolean} subscribed
@@ -219,7 +221,7 @@ const mailboxOps = {
     const n = await this.knex('mailboxes')
       .where({ user_id: userId, name })
       .update({ subscribed: Boolean(subscribed) });
-    if (!n) throw new errors.MAILBOX_NOT_FOUND(name);
+    if (!n && subscribed) throw new errors.MAILBOX_NOT_FOUND(name);
   },
 
   /**

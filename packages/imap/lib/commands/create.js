@@ -19,6 +19,8 @@ module.exports = {
     if (name === 'INBOX' || !name || (await mailboxNames(s)).has(name)) {
       throw no('Mailbox already exists', 'ALREADYEXISTS');
     }
-    await s.backend.createMailbox(name);
+    // CREATE does not subscribe (RFC 3501 6.3.3, 6.3.6: the client subscribes when it wants
+    // to); the store's default (subscribed) is for imports and the webmail.
+    await s.backend.createMailbox(name, { subscribed: false });
   },
 };

@@ -14,6 +14,8 @@ test('IMAP_* limit variables are read, checked and passed to the server', () => 
     IMAP_PREAUTH_TIMEOUT_MS: '15000',
     IMAP_PREAUTH_MAX_BYTES: '32768',
     IMAP_PREAUTH_MAX_LITERAL: '4096',
+    IMAP_MAX_UNSENT_BYTES: '100000',
+    IMAP_OUTPUT_STALL_TIMEOUT_MS: '5000',
   };
   const s = imapSettings(env, { host: '127.0.0.1' });
   const server = createImapServer({ service: {}, limits: s.limits });
@@ -25,6 +27,8 @@ test('IMAP_* limit variables are read, checked and passed to the server', () => 
     preauthTimeout: 15000,
     preauthMaxBytes: 32768,
     preauthMaxLiteral: 4096,
+    maxUnsentBytes: 100000,
+    outputStallTimeout: 5000,
   });
   // Unset: the defaults.
   const d = createImapServer({ service: {}, limits: imapSettings({}, {}).limits }).limits;

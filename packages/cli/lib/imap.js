@@ -60,6 +60,8 @@ const LIMIT_VARS = {
   IMAP_PREAUTH_TIMEOUT_MS: 'preauthTimeout',
   IMAP_PREAUTH_MAX_BYTES: 'preauthMaxBytes',
   IMAP_PREAUTH_MAX_LITERAL: 'preauthMaxLiteral',
+  IMAP_MAX_UNSENT_BYTES: 'maxUnsentBytes',
+  IMAP_OUTPUT_STALL_TIMEOUT_MS: 'outputStallTimeout',
 };
 
 function portVar(env, name, dflt) {

@@ -43,6 +43,11 @@ const DEFAULTS = Object.freeze({
   preauthTimeout: 60 * 1000,
   idleTimeout: 30 * 60 * 1000, // RFC 3501 5.4 autologout >= 30 min; RFC 2177 IDLE: 29 min
   idlePollMs: 2000,
+  // Untagged updates (other sessions' changes) wait while more than this is written to a
+  // client and not read by it; a client that reads nothing for outputStallTimeout is
+  // disconnected. Memory per non-reading session stays about this bound.
+  maxUnsentBytes: 256 * 1024,
+  outputStallTimeout: 60 * 1000,
   // A relayed session (proxy.js) with no byte either way for this long is closed, so that an
   // upstream that vanished without a FIN frees its slots. Longer than IDLE's 29-minute
   // re-issue (RFC 2177) and the upstream's own >= 30-minute autologout (RFC 3501 5.4).

@@ -313,6 +313,40 @@ class Session {
     return this.socket.write(buf);
   }
 
+  /** More than maxUnsentBytes written to the client and not yet taken by it. */
+  outputFull() {
+    return this.socket.writableLength > this.server.limits.maxUnsentBytes;
+  }
+
+  /**
+   * Waits until the client has read what was sent (untagged updates, updates.js). A client
+   * that reads nothing for outputStallTimeout is disconnected, as Dovecot does: no BYE, which
+   * would only queue behind the bytes it does not read. Until 2026-11-27 updates were written
+   * whatever the client read: 200 non-reading IDLE sessions grew the process by ~100 MB per
+   * flag change of a large mailbox (issue 29).
+   * @returns {Promise<boolean>} false when the session is closed
+   */
+  async backpressure() {
+    if (this.closed) return false;
+    let timer;
+    const drained = await Promise.race([
+      this.drain().then(() => true),
+      new Promise((resolve) => {
+        timer = setTimeout(() => resolve(false), this.server.limits.outputStallTimeout);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!drained && !this.closed) {
+      this.log.info(
+        { unsent: this.socket.writableLength },
+        'imap: client does not read its updates; disconnected',
+      );
+      this.socket.destroy();
+      this.cleanup();
+    }
+    return !this.closed;
+  }
+
   /** Waits while the socket's write buffer is full (large FETCH answers). */
   async drain() {
     if (this.closed || !this.socket.writableNeedDrain) return;

@@ -41,7 +41,10 @@ async function syncView(s, opts = {}) {
       v.remove(present);
       if (present.length) s.untagged([atom('VANISHED'), atom(formatSet(present))]);
     } else {
-      for (const seq of v.remove([...gone])) s.untagged([seq, atom('EXPUNGE')]);
+      for (const seq of v.remove([...gone])) {
+        if (s.outputFull() && !(await s.backpressure())) return;
+        s.untagged([seq, atom('EXPUNGE')]);
+      }
     }
   }
   const last = v.uids.length ? v.uids[v.uids.length - 1] : 0;
@@ -78,6 +81,10 @@ async function syncView(s, opts = {}) {
     if (!seq) continue;
     const items = [atom('UID'), uid, atom('FLAGS'), flagsOf(c, v.recent).map(atom)];
     if (s.condstore) items.push(atom('MODSEQ'), [Number(c.modseq)]);
+    // A client that does not read (an IDLE client gone quiet) must not make the server keep
+    // every update for it: past maxUnsentBytes the session waits for its client to read, and
+    // one that reads nothing for outputStallTimeout is disconnected (session.js backpressure).
+    if (s.outputFull() && !(await s.backpressure())) return;
     s.untagged([seq, atom('FETCH'), items]);
   }
   v.own.clear();

@@ -281,3 +281,57 @@ describe('before login: literals, bytes, connections per address, deadline (item
     });
   });
 });
+
+describe('a client that does not read its IDLE updates (item 7)', () => {
+  let srv;
+  const limits = { maxUnsentBytes: 64 * 1024, outputStallTimeout: 1500 };
+  // Long keywords make each update line ~600 bytes: 25 rounds on 2,000 messages are ~30 MB,
+  // more than loopback's socket buffers hold, so unread updates pile up in the process.
+  const keywords = Array.from({ length: 12 }, (_, i) => `kw${i}_${'x'.repeat(40)}`).join(' ');
+  beforeAll(async () => {
+    srv = await startServer(limits, async (service) => {
+      const be = await service.openBackend('memory', 'alice');
+      for (let i = 1; i <= 2000; i++) {
+        await be.append('INBOX', Buffer.from(`Subject: m${i}\r\n\r\nx\r\n`));
+      }
+    });
+  });
+  afterAll(() => srv.server.close());
+
+  test('unsent updates stay bounded and the non-reading session is disconnected', async () => {
+    const idler = await attacker(srv.port);
+    expect(await idler.cmd('d1', 'SELECT INBOX')).toMatch(/^d1 OK/m);
+    idler.write('d2 IDLE\r\n');
+    await idler.waitFor(/^\+ [^\r\n]*\r\n/m);
+    idler.socket.pause(); // reads nothing from here on
+    const session = [...srv.server.sessions].find((s) => s.user === 'alice');
+    const changer = await attacker(srv.port);
+    expect(await changer.cmd('c0', 'SELECT INBOX')).toMatch(/^c0 OK/m);
+    let maxUnsent = 0;
+    let rounds = 0;
+    await besideInnocent('non-reading IDLE client', srv.port, async () => {
+      for (; rounds < 25 && !session.closed; rounds++) {
+        const op = rounds % 2 ? '-FLAGS.SILENT' : '+FLAGS.SILENT';
+        expect(await changer.cmd(`c${rounds + 1}`, `STORE 1:* ${op} (${keywords})`)).toMatch(
+          /^c\d+ OK/m,
+        );
+        // Let the idler's poll (every 50 ms) turn the change into updates.
+        await new Promise((r) => setTimeout(r, 150));
+        maxUnsent = Math.max(maxUnsent, session.socket.writableLength);
+      }
+      // Disconnected after outputStallTimeout; waited for at most 40 times that.
+      for (let i = 0; i < 1200 && !session.closed; i++) await new Promise((r) => setTimeout(r, 50));
+    });
+    console.log(
+      `[imap abuse] non-reading IDLE client: at most ${maxUnsent} bytes unsent ` +
+        `(bound ${limits.maxUnsentBytes}); ${session.closed ? 'disconnected' : 'still connected'} after ${rounds} flag rounds`,
+    );
+    // One update line may go past the bound (it is checked before each line).
+    expect(maxUnsent).toBeLessThanOrEqual(limits.maxUnsentBytes + 4096);
+    expect(session.closed).toBe(true);
+    expect(srv.server.sessions.has(session)).toBe(false);
+    expect(await changer.cmd('c99', 'NOOP')).toMatch(/^c99 OK/m);
+    changer.close();
+    idler.close();
+  }, 120000);
+});

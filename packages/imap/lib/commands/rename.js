@@ -17,5 +17,13 @@ module.exports = {
     if (!names.has(from)) throw no('No such mailbox', 'NONEXISTENT');
     if (names.has(to)) throw no('Target mailbox already exists', 'ALREADYEXISTS');
     await s.backend.renameMailbox(from, to);
+    // The selected mailbox (or one of its parents) renamed by this session stays selected
+    // under its new name, as in Dovecot: same mailbox, same UIDVALIDITY and UIDs. Without this
+    // the sync after RENAME looked for the old name and answered NO for a rename that had
+    // succeeded, and the next command ended the session (issue 29 item 8).
+    const v = s.view;
+    if (v && from !== 'INBOX' && (v.name === from || v.name.startsWith(`${from}/`))) {
+      v.name = to + v.name.slice(from.length);
+    }
   },
 };

@@ -3,6 +3,7 @@
 const os = require('node:os');
 const path = require('node:path');
 const { errors } = require('./errors');
+const { scryptParams } = require('./passwords');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -15,7 +16,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  *   adminToken: string|null, port: number, host: string, logLevel: string,
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
  *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[],
- *   listCacheRows: number}}
+ *   listCacheRows: number, scrypt: {n: number, r: number, p: number}}}
  */
 function loadConfig(env = process.env) {
   const problems = [];
@@ -58,6 +59,14 @@ function loadConfig(env = process.env) {
   // How long a write to a legacy mbox waits for another writer's locks (issue 16): below the
   // HTTP request timeout, so the client gets MAILBOX_LOCKED rather than a dropped request.
   const mboxLockWaitMs = intVar(env, 'MAILGATE_MBOX_LOCK_WAIT_MS', 10000, 1, 600000, problems);
+  // Password hashing parameters (passwords.js): checked here too, so a bad value stops the
+  // process at start rather than at its first password change.
+  let scrypt = null;
+  try {
+    scrypt = scryptParams(env);
+  } catch (err) {
+    problems.push(err.message.replace(/^[^:]*: /, ''));
+  }
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }
@@ -78,6 +87,7 @@ function loadConfig(env = process.env) {
     mboxLockWaitMs,
     dbIdleTimeoutMs,
     corsOrigins,
+    scrypt,
   };
 }
 

@@ -12,6 +12,7 @@ const {
   verifyPassword,
   PASSWORD_MIN_LENGTH,
   PASSWORD_MAX_LENGTH,
+  scryptParams,
 } = require('./passwords');
 const { LoginLimiter, LOGIN_LIMIT_DEFAULTS } = require('./login-limiter');
 const { onShutdown } = require('./shutdown');
@@ -32,6 +33,7 @@ module.exports = {
   verifyPassword,
   PASSWORD_MIN_LENGTH,
   PASSWORD_MAX_LENGTH,
+  scryptParams,
   LoginLimiter,
   LOGIN_LIMIT_DEFAULTS,
   onShutdown,

@@ -52,3 +52,67 @@ describe('checkPassword', () => {
     await expect(verifyPassword('long enougH', h)).resolves.toBe(false);
   });
 });
+
+// The KDF's parameters come from the environment, within bounds (issue 28, login cost).
+describe('scrypt parameters', () => {
+  const { scryptParams, loadConfig } = require('../lib');
+  const codeOf = (fn) => {
+    try {
+      fn();
+      return null;
+    } catch (err) {
+      return err.code;
+    }
+  };
+
+  test('defaults: N=16384, r=8, p=1, and a hash records what it used', async () => {
+    expect(scryptParams({})).toEqual({ n: 16384, r: 8, p: 1 });
+    const h = await hashPassword('long enough', scryptParams({}));
+    expect(h).toMatch(/^scrypt\$16384\$8\$1\$/);
+  });
+
+  test('MAILGATE_SCRYPT_N/R/P set the cost of new hashes; old hashes still verify', async () => {
+    const old = await hashPassword('long enough', scryptParams({}));
+    const p = scryptParams({
+      MAILGATE_SCRYPT_N: '32768',
+      MAILGATE_SCRYPT_R: '8',
+      MAILGATE_SCRYPT_P: '2',
+    });
+    expect(p).toEqual({ n: 32768, r: 8, p: 2 });
+    const h = await hashPassword('long enough', p);
+    expect(h).toMatch(/^scrypt\$32768\$8\$2\$/);
+    await expect(verifyPassword('long enough', h)).resolves.toBe(true);
+    await expect(verifyPassword('long enough', old)).resolves.toBe(true);
+    expect(loadConfig({ MAILGATE_SCRYPT_N: '65536' }).scrypt).toEqual({ n: 65536, r: 8, p: 1 });
+  });
+
+  test('out of bounds is CONFIG_INVALID: weaker than the default, not a power of two, too costly', () => {
+    for (const env of [
+      { MAILGATE_SCRYPT_N: '8192' },
+      { MAILGATE_SCRYPT_N: '20000' },
+      { MAILGATE_SCRYPT_N: '2097152' },
+      { MAILGATE_SCRYPT_R: '4' },
+      { MAILGATE_SCRYPT_P: '0' },
+      { MAILGATE_SCRYPT_P: 'x' },
+      // 128 · 2^20 · 8 = 1 GiB
+      { MAILGATE_SCRYPT_N: '1048576', MAILGATE_SCRYPT_R: '8' },
+    ]) {
+      expect([env, codeOf(() => scryptParams(env))]).toEqual([env, 'CONFIG_INVALID']);
+      expect([env, codeOf(() => loadConfig(env))]).toEqual([env, 'CONFIG_INVALID']);
+    }
+  });
+
+  test('a stored hash with parameters out of bounds is refused without being computed', async () => {
+    const good = await hashPassword('long enough', scryptParams({}));
+    const parts = good.split('$');
+    for (const [n, r, p] of [
+      [2 ** 30, 8, 1],
+      [16384, 1024, 1],
+      [16384, 8, 1000],
+      [12345, 8, 1],
+    ]) {
+      const bogus = ['scrypt', n, r, p, parts[4], parts[5]].join('$');
+      await expect(verifyPassword('long enough', bogus)).resolves.toBe(false);
+    }
+  });
+});

@@ -254,7 +254,7 @@ describe("another user's mailboxes are not found", () => {
 describe('one-time sign-in links', () => {
   test('a link token is traded once for a session token, then is worthless', async () => {
     const u = await t.db.store.getUser('alice');
-    const link = (await t.db.store.createToken(u.id, { ttlSeconds: 900 })).token;
+    const link = (await t.db.store.createToken(u.id, { ttlSeconds: 900, label: 'link' })).token;
     const r = await call('POST', '/session/link', { link }, null);
     expect(r.statusCode).toBe(201);
     const session = r.json().token;
@@ -277,7 +277,7 @@ describe('one-time sign-in links', () => {
 
   test('two tabs opening the same link: only one gets a session', async () => {
     const u = await t.db.store.getUser('alice');
-    const link = (await t.db.store.createToken(u.id, { ttlSeconds: 900 })).token;
+    const link = (await t.db.store.createToken(u.id, { ttlSeconds: 900, label: 'link' })).token;
     const both = await Promise.all([
       call('POST', '/session/link', { link }, null),
       call('POST', '/session/link', { link }, null),

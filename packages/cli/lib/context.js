@@ -13,9 +13,10 @@ const { createMailService } = require('@mailgate/service');
  * @typedef {object} CliContext
  * @property {object} config loadConfig() result
  * @property {import('pino').Logger} log
- * @property {<T>(fn: (service: import('@mailgate/service').MailService) => Promise<T>) => Promise<T>} withService
- *   the mail service for the command's duration: backends only through its openBackend
- * @property {<T>(kind: string, user: string, fn: (backend: object) => Promise<T>) => Promise<T>} withBackend
+ * @property {<T>(fn: (service: import('@mailgate/service').MailService) => Promise<T>, opts?: {readOnly?: boolean}) => Promise<T>} withService
+ *   the mail service for the command's duration: backends only through its openBackend;
+ *   readOnly: never create the embedded database (NO_DATABASE)
+ * @property {<T>(kind: string, user: string, fn: (backend: object) => Promise<T>, opts?: {readOnly?: boolean}) => Promise<T>} withBackend
  * @property {(json: boolean, obj: object, human: (o: object) => void) => void} out
  * @property {(code: number, failure?: {code: string, message: string}) => void} setExit exit
  *   code when the command ends without throwing, and the coded verdict printed on stderr
@@ -34,17 +35,23 @@ function createContext(config, log) {
   return {
     config,
     log,
-    async withService(fn) {
+    async withService(fn, opts = {}) {
       // No background purge: CLI commands expunge nothing, and a short-lived process should
-      // not start sweeping other mailboxes.
-      const service = await createMailService({ config, logger: log, purge: false });
+      // not start sweeping other mailboxes. A read-only command never creates the embedded
+      // database: NO_DATABASE instead (README "Embedded PostgreSQL").
+      const service = await createMailService({
+        config,
+        logger: log,
+        purge: false,
+        createDatabase: !opts.readOnly,
+      });
       try {
         return await fn(service);
       } finally {
         await service.close();
       }
     },
-    withBackend(kind, user, fn) {
+    withBackend(kind, user, fn, opts = {}) {
       return this.withService(async (service) => {
         const be = await service.openBackend(kind, user);
         try {
@@ -52,7 +59,7 @@ function createContext(config, log) {
         } finally {
           await be.close();
         }
-      });
+      }, opts);
     },
     out(json, obj, human) {
       if (json) process.stdout.write(JSON.stringify(obj) + '\n');

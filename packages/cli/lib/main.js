@@ -17,11 +17,12 @@ const { reportFailure } = require('./failure');
  * @returns {Promise<number>} exit code
  */
 async function main(argv) {
-  const json = argv.slice(2).includes('--json');
+  const args = argv.slice(2);
+  const json = args.includes('--json');
   const debug = (process.env.LOG_LEVEL || '').toLowerCase() === 'debug';
   try {
     const config = loadConfig();
-    const log = createLogger({ logLevel: process.env.LOG_LEVEL || 'warn' });
+    const log = createLogger(loggerOptions(args, process.env.LOG_LEVEL));
     const ctx = createContext(config, log);
     await buildProgram(ctx).parseAsync(argv);
     const { code, failure } = ctx.exit();
@@ -34,4 +35,18 @@ async function main(argv) {
   }
 }
 
-module.exports = { main };
+/**
+ * How the CLI logs (issue 30.10): LOG_LEVEL as set, in JSON; else with --json, warnings as
+ * JSON lines (a script reads them); else for a person, warnings as text lines, and with
+ * --quiet nothing below an error (failures are printed by failure.js in any case).
+ * @param {string[]} args
+ * @param {string|undefined} level LOG_LEVEL
+ * @returns {{logLevel: string, format: 'json'|'text'}}
+ */
+function loggerOptions(args, level) {
+  if (level) return { logLevel: level, format: 'json' };
+  if (args.includes('--json')) return { logLevel: 'warn', format: 'json' };
+  return { logLevel: args.includes('--quiet') ? 'error' : 'warn', format: 'text' };
+}
+
+module.exports = { main, loggerOptions };

@@ -65,11 +65,12 @@ async function serve(config, log, opts = {}) {
  * Creates a bearer token for a user.
  * @param {import('@mailgate/service').MailService} service
  * @param {string} name
- * @param {{ttlDays?: number}} [opts]
+ * @param {{ttlDays?: number, label?: 'cli'|'link'}} [opts] label `link`: a sign-in link's token,
+ *   the only kind POST /session/link redeems
  */
 async function createToken(service, name, opts = {}) {
   const ttlSeconds = opts.ttlDays ? Math.round(opts.ttlDays * 86400) : undefined;
-  const t = await service.users.createToken(name, { ttlSeconds, label: 'cli' });
+  const t = await service.users.createToken(name, { ttlSeconds, label: opts.label || 'cli' });
   return { user: name, token: t.token, expiresAt: t.expiresAt };
 }
 
@@ -90,7 +91,10 @@ async function serveDemo({ config, log, user, noServe }) {
   const srv = await serve(config, log);
   const t = await createToken(srv.app.mailService, user, { ttlDays: 1 });
   // The page's sign-in link: a token of its own, valid 15 minutes, traded once by the page.
-  const link = await createToken(srv.app.mailService, user, { ttlDays: 15 / 1440 });
+  const link = await createToken(srv.app.mailService, user, {
+    ttlDays: 15 / 1440,
+    label: 'link',
+  });
   const h = `-H 'Authorization: Bearer ${t.token}'`;
   const api = `${srv.url}/api/v1`;
   process.stdout.write(

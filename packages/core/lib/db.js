@@ -34,7 +34,9 @@ const STDERR_LOG = Object.freeze({
  *
  * @param {ReturnType<import('./config').loadConfig>} config
  * @param {{persistent?: boolean, migrate?: boolean, pool?: {min:number,max:number},
- *   connection?: object, acquireConnectionTimeout?: number, quiet?: boolean}} [opts]
+ *   connection?: object, acquireConnectionTimeout?: number, quiet?: boolean, create?: boolean}} [opts]
+ *   create: false: an embedded cluster that does not exist yet is NO_DATABASE, not initialised
+ *   (read-only commands; DATABASE_URL is used as given)
  *   connection: extra node-postgres options (statement_timeout, connectionTimeoutMillis …);
  *   quiet: no knex console output for pool errors (servers report them as coded errors)
  * @returns {Promise<{knex: import('knex').Knex, url: string, embedded: EmbeddedPostgres|null, close: () => Promise<void>}>}
@@ -44,7 +46,7 @@ async function openDatabase(config, opts = {}) {
   let url = config.databaseUrl;
   if (!url) {
     embedded = new EmbeddedPostgres(config.home);
-    url = await embedded.acquire({ persistent: opts.persistent });
+    url = await embedded.acquire({ persistent: opts.persistent, create: opts.create });
   }
   const knex = Knex({
     client: 'pg',

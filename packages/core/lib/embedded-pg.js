@@ -80,10 +80,14 @@ class EmbeddedPostgres {
 
   /**
    * Ensures the server runs and registers this process as a client.
-   * @param {{persistent?: boolean}} [opts] persistent: started by `db start`, runs until `db stop`
+   * @param {{persistent?: boolean, create?: boolean}} [opts] persistent: started by `db start`,
+   *   runs until `db stop`; create: false refuses to initialise a cluster (NO_DATABASE)
    * @returns {Promise<string>} connection URL
    */
   async acquire(opts = {}) {
+    // A read-only command (ls, search, export, …) never creates a cluster (issue 30.4): without
+    // one there is nothing to read, and initialising one makes folders and changes modes.
+    if (opts.create === false && !this.exists()) throw new errors.NO_DATABASE(this.home);
     fs.mkdirSync(this.home, { recursive: true });
     await this.withLock(async () => {
       if (!fs.existsSync(path.join(this.dataDir, 'PG_VERSION'))) this.initialise();
@@ -196,6 +200,11 @@ class EmbeddedPostgres {
       persistent: Boolean(pid && state.persistent),
       clients: this.liveClients(),
     };
+  }
+
+  /** True when the data directory holds an initialised cluster. */
+  exists() {
+    return fs.existsSync(path.join(this.dataDir, 'PG_VERSION'));
   }
 
   initialise() {
@@ -393,7 +402,14 @@ function runAsOwner(dataDir) {
   if (st.uid !== ids.uid) execFileSync('chown', ['-R', `${ids.uid}:${ids.gid}`, dataDir]);
   for (let dir = path.dirname(dataDir); ; dir = path.dirname(dir)) {
     const mode = fs.statSync(dir).mode;
-    if (!(mode & 0o001)) fs.chmodSync(dir, (mode & 0o7777) | 0o001);
+    if (!(mode & 0o001)) {
+      fs.chmodSync(dir, (mode & 0o7777) | 0o001);
+      // A folder the user did not name (their home, say) changes mode: never silently.
+      process.stderr.write(
+        `mailgate: made ${dir} traversable by others (o+x, not readable) so that the ` +
+          `postgres user can reach ${dataDir}; set MAILGATE_HOME outside it to avoid this\n`,
+      );
+    }
     if (dir === path.dirname(dir)) break;
   }
   return ids;

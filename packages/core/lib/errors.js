@@ -14,14 +14,33 @@ const defs = {
   USER_EXISTS: ['User already exists: %s', 409],
   MAILBOX_NOT_FOUND: ['No such mailbox: %s', 404],
   MAILBOX_EXISTS: ['Mailbox already exists: %s', 409],
+  // core mailbox-name.js: `.`/`..` path segments, control characters, empty or too long.
+  INVALID_MAILBOX_NAME: ['Invalid mailbox name "%s": %s', 400],
   SOURCE_NOT_FOUND: ['Cannot read source %s: %s', 400],
   // An export's --out: a missing parent folder, a file where a folder must be, no permission.
   OUTPUT_NOT_WRITABLE: ['Cannot write %s: %s', 400],
+  // An export never writes over an existing file or into a non-empty folder unless --force.
+  OUTPUT_EXISTS: [
+    '%s already exists%s; choose another --out or pass --force to write over it',
+    400,
+  ],
+  // Not even with --force: the export would overwrite the mail it was imported from.
+  OUTPUT_IS_SOURCE: [
+    'Will not write %s: it is or holds %s, imported into this store; choose another --out',
+    400,
+  ],
+  // An export path that would resolve outside --out (a mailbox name planted in the store).
+  OUTPUT_OUTSIDE: ['Mailbox %s would be written outside %s; the export was refused', 400],
   // The password rule of @mailgate/core passwords.js (checkPassword), for every door that sets one.
   INVALID_PASSWORD: ['Password not accepted: %s', 400],
   // @mailgate/query's QueryError message already reads "Invalid query: … at position N".
   INVALID_QUERY: ['%s', 400],
   DB_UNAVAILABLE: ['Database unavailable: %s', 503],
+  // A read-only command without a database: it never creates one (issue 30.4).
+  NO_DATABASE: [
+    'no mailgate database at %s; set MAILGATE_HOME or DATABASE_URL, or run an import',
+    404,
+  ],
   EMBEDDED_PG_FAILED: ['Embedded PostgreSQL failed: %s', 500],
   VERIFY_FAILED: ['Verification failed: %s', 500],
   // A warning, not a failure: an import whose source holds no mail (report.warnings).
@@ -48,6 +67,8 @@ const defs = {
   // HTTP API
   UNAUTHORIZED: ['Missing, invalid or expired bearer token', 401],
   INVALID_CREDENTIALS: ['Wrong user name or password', 401],
+  // A user an import created: no password can be right (README "Security": why this says so).
+  NO_PASSWORD: ['user has no password: set one with mailgate user passwd %s', 401],
   FORBIDDEN: ['%s', 403],
   NOT_FOUND: ['No such route: %s', 404],
   MESSAGE_NOT_FOUND: ['No such message: uid %s', 404],

@@ -17,7 +17,12 @@ const {
 const { LoginLimiter, LOGIN_LIMIT_DEFAULTS } = require('./login-limiter');
 const { onShutdown } = require('./shutdown');
 const { upstreamSecurity, UPSTREAM_SECURITY } = require('./upstream-security');
-const { canonicalMailboxName } = require('./mailbox-name');
+const {
+  canonicalMailboxName,
+  checkMailboxName,
+  mailboxNameProblem,
+  MAILBOX_NAME_MAX_LENGTH,
+} = require('./mailbox-name');
 
 module.exports = {
   loadConfig,
@@ -40,4 +45,7 @@ module.exports = {
   upstreamSecurity,
   UPSTREAM_SECURITY,
   canonicalMailboxName,
+  checkMailboxName,
+  mailboxNameProblem,
+  MAILBOX_NAME_MAX_LENGTH,
 };

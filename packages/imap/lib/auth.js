@@ -4,7 +4,8 @@
  * The one way a session becomes authenticated (LOGIN and AUTHENTICATE both end here): the
  * limiter is asked first, the password is checked by the service, then the user's backend is
  * opened — or, for a user routed to `proxy`, the session handed to the migration proxy.
- * Failure text never says whether the user exists (RFC 5530 AUTHENTICATIONFAILED).
+ * Failure text never says whether the user exists (RFC 5530 AUTHENTICATIONFAILED), except for a
+ * user without a password, told the one step to take (service users.verifyLogin says why).
  */
 
 const { no } = require('./errors');
@@ -17,15 +18,18 @@ const { proxyLogin } = require('./proxy');
  */
 async function authenticate(s, user, password) {
   if (!user || user.length > 256) throw no('Authentication failed', 'AUTHENTICATIONFAILED');
-  const verdict = await s.server.checkLogin(user, password, s.socket.remoteAddress || '');
+  const login = await s.server.checkLogin(user, password, s.socket.remoteAddress || '');
+  const { verdict } = login;
   if (verdict === 'blocked') throw no('Too many failed logins; try again later', 'UNAVAILABLE');
+  // The one step for a user an import made (service users.verifyLogin says why this may name it).
+  if (verdict === 'nopassword') throw no(login.text, 'AUTHENTICATIONFAILED');
   if (verdict !== 'ok') {
     s.log.info({ user }, 'imap login failed');
     throw no('Authentication failed', 'AUTHENTICATIONFAILED');
   }
   if (!s.server.claimUser(s, user)) throw no('Too many connections for this user', 'LIMIT');
   try {
-    const res = await open(s, user);
+    const res = await open(s, user, login.stamp);
     s.loggedIn();
     return res;
   } catch (err) {
@@ -37,7 +41,7 @@ async function authenticate(s, user, password) {
 }
 
 /** After the slot is held: the user's backend, or the proxy for a user routed to `proxy`. */
-async function open(s, user) {
+async function open(s, user, stamp) {
   // A user being moved is relayed to their upstream account (proxy.js), after the same checks.
   if ((await s.server.routeOf(user)) === 'proxy') return proxyLogin(s, user);
   const be = await s.server.service.openBackend(s.server.backendKind, user);
@@ -56,6 +60,9 @@ async function open(s, user) {
   s.user = user;
   s.backend = be;
   s.state = 'auth';
+  // Closed when the user's password changes (server.watchCredentials).
+  s.credentialStamp = stamp || null;
+  if (s.credentialStamp) s.server.watchCredentials();
   s.resetTimer();
   s.log.info({ user }, 'imap login');
   return {

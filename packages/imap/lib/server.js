@@ -106,6 +106,7 @@ class ImapServer {
     this.proxySessions = new Set();
     this.onProxiedLogin = opts.onProxiedLogin || null;
     this.routeTimer = null;
+    this.credentialTimer = null;
   }
 
   /**
@@ -229,24 +230,68 @@ class ImapServer {
    * Checks a user's password through the failed-login limiter of @mailgate/core (the same
    * rules and, under `mailgate serve`, the same counters as the HTTP API): the attempt is
    * counted before the password is verified.
-   * @returns {Promise<'ok'|'bad'|'blocked'>}
+   * @returns {Promise<{verdict: 'ok'|'bad'|'blocked'|'nopassword', stamp?: string|null, text?: string}>}
    */
   async checkLogin(user, password, address) {
     const a = await this.limiter.admit(user, address);
-    if (!a.allowed) return 'blocked';
+    if (!a.allowed) return { verdict: 'blocked' };
     if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
-    let ok = false;
+    let login = null;
     try {
-      ok = await this.verify(user, password);
+      login = await this.verify(user, password);
     } catch (err) {
+      // NO_PASSWORD: a user an import made; a failed attempt, answered with the step to take.
+      if (err && err.code === 'NO_PASSWORD') {
+        a.failed();
+        return { verdict: 'nopassword', text: err.message };
+      }
       if (!err || (err.code !== 'USER_NOT_FOUND' && err.code !== 'INVALID_CREDENTIALS')) {
         a.cancel();
         throw err;
       }
     }
-    if (ok) a.succeeded();
+    if (login) a.succeeded();
     else a.failed();
-    return ok ? 'ok' : 'bad';
+    if (!login) return { verdict: 'bad' };
+    // The credential stamp of this login (service users.credentialStamps): a session whose
+    // user's stamp changes (password changed, user deleted) is closed (watchCredentials).
+    return { verdict: 'ok', stamp: typeof login === 'object' ? login.stamp || null : null };
+  }
+
+  /**
+   * Starts the credential check of logged-in sessions, unless it runs already: every
+   * IMAP_IDLE_POLL_MS one query for the stamps of the users with sessions; a session whose
+   * user's stamp changed (`mailgate user passwd`, `user delete`) gets `* BYE` and is closed,
+   * so a password change ends every session opened with the old one (issue 29.7). Runs only
+   * while such sessions exist, and only on a service that has stamps.
+   */
+  watchCredentials() {
+    const users = this.service && this.service.users;
+    if (this.credentialTimer || !users || typeof users.credentialStamps !== 'function') return;
+    this.credentialTimer = setInterval(() => {
+      const live = [...this.sessions].filter((s) => !s.closed && s.credentialStamp);
+      if (!live.length) {
+        clearInterval(this.credentialTimer);
+        this.credentialTimer = null;
+        return;
+      }
+      this.checkCredentials(live).catch((err) =>
+        this.log.warn({ err: err.message }, 'imap: credential check failed'),
+      );
+    }, this.limits.idlePollMs);
+    this.credentialTimer.unref();
+  }
+
+  /** One credential check of these sessions (watchCredentials). */
+  async checkCredentials(sessions) {
+    const stamps = await this.service.users.credentialStamps([
+      ...new Set(sessions.map((s) => s.user)),
+    ]);
+    for (const s of sessions) {
+      if (s.closed || stamps.get(s.user) === s.credentialStamp) continue;
+      s.log.info({ user: s.user }, 'imap session closed: credentials changed');
+      s.bye('Credentials changed; log in again');
+    }
   }
 
   /** Reserves a connection slot for user; false when the per-user limit is reached. */
@@ -296,6 +341,8 @@ class ImapServer {
     this.watcher.close();
     clearInterval(this.routeTimer);
     this.routeTimer = null;
+    clearInterval(this.credentialTimer);
+    this.credentialTimer = null;
     await Promise.all(closed);
   }
 }
@@ -325,8 +372,9 @@ function addressKey(a = '') {
 function defaultVerify(service) {
   return async (user, password) => {
     if (service && service.users && typeof service.users.verifyLogin === 'function') {
-      // INVALID_CREDENTIALS for unknown users and wrong passwords alike (checkLogin).
-      return Boolean(await service.users.verifyLogin(user, password));
+      // INVALID_CREDENTIALS for unknown users and wrong passwords alike, NO_PASSWORD for a
+      // user without one (checkLogin); the login ({id, name, stamp}) when it is right.
+      return service.users.verifyLogin(user, password);
     }
     throw new Error('no password check configured for the IMAP server');
   };

@@ -50,6 +50,13 @@ const REPORT_LIST_LIMIT = 100;
  * @returns {Promise<object>} the report (see README "import --json")
  */
 async function runImport(opts) {
+  const existed = await opts.store.getUser(opts.user).then(
+    () => true,
+    (err) => {
+      if (err.code === 'USER_NOT_FOUND') return false;
+      throw err;
+    },
+  );
   const run = new ImportRun(opts, await opts.store.ensureUser(opts.user));
   try {
     for await (const plan of planSources({ ...opts, userId: run.user.id }, run.onSkip)) {
@@ -62,7 +69,15 @@ async function runImport(opts) {
   }
   // No thread pass over the user here: each batch commits with its thread ids (the store's
   // incremental thread stage), so memory follows the batch, not the mailbox.
-  return run.finish();
+  const report = run.finish();
+  // A source without mail (most likely a wrong path) leaves no new, empty user behind: the
+  // user this run created goes again (issue 30.8). A user that existed before is kept.
+  const empty = !report.messages && !report.quarantined && !report.interrupted;
+  if (!existed && empty && report.warnings.some((w) => w.code === 'NO_MAIL_FOUND')) {
+    await opts.store.deleteUser(opts.user);
+    report.userRemoved = true;
+  }
+  return report;
 }
 
 /** One plan (a file, a tree, an IMAP folder) through split → parse → batch → store. */

@@ -3,7 +3,7 @@
 const { runImport } = require('./import');
 const { deriveRow } = require('./derive');
 const { mailboxForMboxFile } = require('./sources');
-const { exportMbox, exportMh, exportMaildir } = require('./export');
+const { exportMbox, exportMh, exportMaildir, checkExportTarget } = require('./export');
 const { verifySource } = require('./verify');
 const { listQuarantine, quarantineRaw } = require('./quarantine');
 const { verifyImap } = require('./imap-verify');
@@ -16,6 +16,7 @@ module.exports = {
   exportMbox,
   exportMh,
   exportMaildir,
+  checkExportTarget,
   verifySource,
   listQuarantine,
   quarantineRaw,

@@ -24,11 +24,14 @@ const imapCache = new Map();
  * @param {string} user
  * @param {'mbox'|'maildir'|'imap'} kind
  * @param {{mboxLockWaitMs?: number}} [config] core config (the mbox lock wait)
+ * @param {object} [logger] the process logger (the CLI's prints text for a person)
  * @returns {MboxBackend|MaildirBackend|ImapBackend}
  */
-function openBackend(home, user, kind, config = {}) {
+function openBackend(home, user, kind, config = {}, logger = undefined) {
   const e = userEntry(home, user, kind);
-  if (kind === 'mbox') return new MboxBackend(e.mboxDir, { lockWaitMs: config.mboxLockWaitMs });
+  if (kind === 'mbox') {
+    return new MboxBackend(e.mboxDir, { lockWaitMs: config.mboxLockWaitMs, logger });
+  }
   if (kind === 'maildir') return new MaildirBackend(e.maildir);
   const key = `${user}\0${JSON.stringify(e.imap)}`;
   if (!imapCache.has(key)) imapCache.set(key, new ImapBackend(e.imap));

@@ -110,9 +110,10 @@ class MboxBackend extends FileBackend {
     return p;
   }
 
-  /** @returns {Promise<string[]>} INBOX first, then by name; non-mbox files left out (logged) */
+  /** @returns {Promise<string[]>} INBOX first, then by name; non-mbox files left out (one log line) */
   async mailboxNames() {
     const names = [];
+    const skipped = [];
     const walk = async (dir, rel) => {
       for (const ent of await fsp.readdir(dir, { withFileTypes: true })) {
         if (ent.name.startsWith('.') || ent.name.endsWith('.lock')) continue;
@@ -121,7 +122,7 @@ class MboxBackend extends FileBackend {
         if (ent.isDirectory()) await walk(full, r);
         else if (ent.isFile()) {
           if (!isMboxFile(full)) {
-            this.logger.warn({ file: r }, 'legacy mbox: skipped a file that is not an mbox');
+            skipped.push(r);
             continue;
           }
           names.push(/^(inbox\.mbox|inbox)$/i.test(r) ? 'INBOX' : r);
@@ -129,6 +130,13 @@ class MboxBackend extends FileBackend {
       }
     };
     await walk(this.dir, '');
+    // One line for the whole folder: a folder of 2,600 other files gave 2,600 lines (30.10).
+    if (skipped.length) {
+      this.logger.warn(
+        { skipped: skipped.length, first: skipped.slice(0, 3).join(', ') },
+        'legacy mbox: skipped files that are not mboxes',
+      );
+    }
     return [...new Set(names)].sort((a, b) =>
       a === 'INBOX' ? -1 : b === 'INBOX' ? 1 : a < b ? -1 : a > b ? 1 : 0,
     );

@@ -1,7 +1,7 @@
 'use strict';
 
 const { Readable } = require('node:stream');
-const { errors } = require('@mailgate/core');
+const { errors, checkMailboxName } = require('@mailgate/core');
 const { parseForDisplay, getAttachment } = require('@mailgate/mime');
 const { listRowOf } = require('@mailgate/store');
 
@@ -60,6 +60,13 @@ const OPERATIONS = Object.freeze([
   'restoreExpunged',
 ]);
 
+// The operations that name a mailbox to be made or written, and which argument names it.
+const NAMED_TARGETS = Object.freeze([
+  ['createMailbox', 0],
+  ['renameMailbox', 1],
+  ['append', 0],
+]);
+
 const DISPLAY_PARTS = Object.freeze(['headers', 'text', 'html', 'attachments']);
 
 class MailBackend {
@@ -75,6 +82,17 @@ class MailBackend {
         // An own property, so a subclass method cannot answer what it did not declare.
         this[op] = unsupported(kind, op);
       }
+    }
+    // Every name a client makes (a new mailbox, a rename's target, an append's target) passes
+    // the one rule first (INVALID_MAILBOX_NAME), whatever the backend: a `..` segment would
+    // later lead an export, or a file backend, outside its folder (issue 29.6).
+    for (const [op, at] of NAMED_TARGETS) {
+      if (!this.capabilities.has(op)) continue;
+      const impl = this[op];
+      this[op] = async (...args) => {
+        checkMailboxName(args[at]);
+        return impl.apply(this, args);
+      };
     }
   }
 

@@ -47,6 +47,8 @@ const CAPABILITY_TABLE = Object.freeze({
  *   bench turns it off to restore expunged messages between samples
  * @param {boolean} [opts.outbox] write es_outbox rows (default: when ELASTICSEARCH_URL is set)
  * @param {object} [opts.config] an already loaded configuration (overrides env)
+ * @param {boolean} [opts.createDatabase] false: an embedded database that does not exist yet
+ *   is NO_DATABASE instead of being created (read-only commands)
  * @returns {Promise<MailService>}
  */
 async function createMailService(opts = {}) {
@@ -56,7 +58,7 @@ async function createMailService(opts = {}) {
   let db = null;
   let knex = opts.knex;
   if (!knex) {
-    db = await openDatabase(config);
+    db = await openDatabase(config, opts.createDatabase === false ? { create: false } : {});
     knex = db.knex;
   }
   const store = new PgStore(knex, { outbox: opts.outbox ?? Boolean(config.elasticsearchUrl) });
@@ -98,7 +100,10 @@ class MailService {
       if (kind === 'pg') return new PgBackend(ctx);
       return new EsBackend({ ...ctx, mirror: this.openMirror() });
     }
-    return new LegacyBackend(kind, legacy.openBackend(this.config.home, name, kind, this.config));
+    return new LegacyBackend(
+      kind,
+      legacy.openBackend(this.config.home, name, kind, this.config, this.logger),
+    );
   }
 
   /**
@@ -182,6 +187,7 @@ class MailService {
     if (this.mirror) await this.mirror.close();
     if (this.store && this.store.closeHealthProbe) await this.store.closeHealthProbe();
     if (this.store && this.store.closeMailboxChanges) this.store.closeMailboxChanges();
+    if (this.store && this.store.closeCredentialProbe) await this.store.closeCredentialProbe();
     if (this.store && this.store.settleBackground) await this.store.settleBackground();
     if (this.db) await this.db.close();
   }

@@ -1,5 +1,6 @@
 'use strict';
 
+const crypto = require('node:crypto');
 const { hashPassword, verifyPassword, errors } = require('@mailgate/core');
 
 /*
@@ -42,6 +43,42 @@ function createUsers(store) {
       return store.setPasswordHash(name, await hashPassword(String(password)));
     },
 
+    /**
+     * Every user: password set or not, route, mailbox/message/live-token counts.
+     * @returns {Promise<Array<{name: string, hasPassword: boolean, route: string, mailboxes: number, messages: number, tokens: number}>>}
+     */
+    async list() {
+      return store.listUsers();
+    },
+
+    /**
+     * Deletes a user with all their mail, tokens and import jobs.
+     * @param {string} name
+     * @returns {Promise<{name: string, messages: number, mailboxes: number}>} USER_NOT_FOUND
+     */
+    async remove(name) {
+      return store.deleteUser(name);
+    },
+
+    /**
+     * Revokes every live API token of a user.
+     * @param {string} name
+     * @returns {Promise<number>} how many were live; USER_NOT_FOUND
+     */
+    async revokeAllTokens(name) {
+      return store.revokeUserTokens((await store.getUser(name)).id);
+    },
+
+    /**
+     * The credential stamp of each named user now (absent: deleted): a session logged in under
+     * another stamp than its user's present one must end (password changed).
+     * @param {string[]} names
+     * @returns {Promise<Map<string, string>>}
+     */
+    async credentialStamps(names) {
+      return store.credentialStamps(names);
+    },
+
     /** @param {string} name @returns {Promise<{id: number, name: string}>} USER_NOT_FOUND */
     async get(name) {
       const u = await store.getUser(name);
@@ -56,7 +93,11 @@ function createUsers(store) {
 
     /**
      * Checks a password; INVALID_CREDENTIALS for an unknown user or a wrong password alike.
-     * @returns {Promise<{id: number, name: string}>}
+     * NO_PASSWORD for a user that has none (made by an import): no password can be right, so
+     * saying so gives an attacker only the name's existence, and tells the owner the one step
+     * to take (README "Security"). Every answer costs one scrypt verification, so timing
+     * tells nothing more. `stamp`: the credential stamp of this login (credentialStamps).
+     * @returns {Promise<{id: number, name: string, stamp: string}>}
      */
     async verifyLogin(name, password) {
       let u = null;
@@ -69,8 +110,9 @@ function createUsers(store) {
         String(password),
         (u && u.password_hash) || (await dummyHash()),
       );
-      if (!u || !u.password_hash || !ok) throw new errors.INVALID_CREDENTIALS();
-      return { id: u.id, name: u.name };
+      if (u && !u.password_hash) throw new errors.NO_PASSWORD(u.name);
+      if (!u || !ok) throw new errors.INVALID_CREDENTIALS();
+      return { id: u.id, name: u.name, stamp: stampOf(u.password_hash) };
     },
 
     /**
@@ -138,6 +180,14 @@ function createUsers(store) {
       return store.revokeToken((await store.getUser(name)).id, tokenId);
     },
   };
+}
+
+/** The digest credentialStamps computes in SQL (md5 of the stored hash text). */
+function stampOf(passwordHash) {
+  return crypto
+    .createHash('md5')
+    .update(passwordHash || '')
+    .digest('hex');
 }
 
 module.exports = { createUsers };

@@ -25,6 +25,7 @@ Object.assign(
   require('./imap-meta-ops').imapMetaOps,
   require('./thread-ops').threadOps,
   require('./route-ops').routeOps,
+  require('./user-ops').userOps,
 );
 
 module.exports = {

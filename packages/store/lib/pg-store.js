@@ -1,6 +1,6 @@
 'use strict';
 
-const { errors, loadConfig } = require('@mailgate/core');
+const { errors, loadConfig, checkMailboxName } = require('@mailgate/core');
 const { parse, compileSql, mailboxesIn } = require('@mailgate/query');
 const { copyRows } = require('./copy');
 const {
@@ -772,6 +772,35 @@ class PgStore {
     if (!row) throw new errors.QUARANTINE_NOT_FOUND(String(id));
     return row.raw;
   }
+
+  /**
+   * Every quarantine entry of a user, oldest first, without the bytes: what an export reports
+   * as not written (and fetches one by one with quarantineRaw when it writes them).
+   * @param {number} userId
+   * @returns {Promise<Array<{id: number, mailbox: string|null, position: string, createdAt: Date}>>}
+   */
+  async quarantineEntries(userId) {
+    const rows = await this.knex('quarantine')
+      .select('id', 'mailbox', 'position', 'created_at')
+      .where({ user_id: userId })
+      .orderBy('id');
+    return rows.map((r) => ({
+      id: Number(r.id),
+      mailbox: r.mailbox,
+      position: r.position,
+      createdAt: r.created_at,
+    }));
+  }
+
+  /**
+   * The sources (absolute paths, or imap:// for IMAP) every import job of every user read:
+   * what an export must never write over or into.
+   * @returns {Promise<string[]>}
+   */
+  async importSources() {
+    const rows = await this.knex('import_jobs').distinct('source');
+    return rows.map((r) => r.source);
+  }
 }
 
 const MESSAGE_COLUMNS = [
@@ -949,10 +978,11 @@ function validateUserName(name) {
   }
 }
 
+// The one rule (@mailgate/core mailbox-name.js), here too so that no import or door that
+// reaches the store without the service's check can create a name an export would follow
+// out of its folder.
 function validateMailboxName(name) {
-  if (typeof name !== 'string' || !name.length || name.length > 512 || /[\0\r\n]/.test(name)) {
-    throw new errors.USAGE(`invalid mailbox name "${name}"`);
-  }
+  checkMailboxName(name);
 }
 
 // RFC 6154 special-use attributes for the usual folder names found in legacy stores.

@@ -47,15 +47,19 @@ const routeOps = {
    * without a password get one this way.
    * @param {string} name user name
    * @param {string} passwordHash encoded hash (@mailgate/core hashPassword)
-   * @returns {Promise<{id: number, name: string, replaced: boolean}>} USER_NOT_FOUND; replaced:
-   *   the user had a password before
+   * Revokes the user's API tokens in the same step.
+   * @returns {Promise<{id: number, name: string, replaced: boolean, revokedTokens: number}>}
+   *   USER_NOT_FOUND; replaced: the user had a password before
    */
   async setPasswordHash(name, passwordHash) {
     return this.knex.transaction(async (trx) => {
       const u = await trx('users').where({ name }).forUpdate().first('id', 'name', 'password_hash');
       if (!u) throw new errors.USER_NOT_FOUND(name);
       await trx('users').where({ id: u.id }).update({ password_hash: passwordHash });
-      return { id: u.id, name: u.name, replaced: u.password_hash != null };
+      // In the same transaction: no moment where the new password is set and a token made
+      // with the old one still works (issue 29.7).
+      const revoked = await this.revokeUserTokens(u.id, trx);
+      return { id: u.id, name: u.name, replaced: u.password_hash != null, revokedTokens: revoked };
     });
   },
 

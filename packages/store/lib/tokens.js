@@ -37,18 +37,33 @@ const tokenOps = {
   /**
    * The live (not revoked, not expired) token's owner, or null.
    * @param {string} token
-   * @returns {Promise<{tokenId: number, userId: number, user: string}|null>}
+   * @returns {Promise<{tokenId: number, userId: number, user: string, label: string|null}|null>}
    */
   async findToken(token) {
     if (typeof token !== 'string' || !token.startsWith(PREFIX) || token.length > 200) return null;
     const r = await this.knex.raw(
-      `SELECT t.id, t.user_id, u.name FROM api_tokens t JOIN users u ON u.id = t.user_id
+      `SELECT t.id, t.user_id, t.label, u.name FROM api_tokens t JOIN users u ON u.id = t.user_id
         WHERE t.token_hash = ? AND t.revoked_at IS NULL AND t.expires_at > now()`,
       [hashToken(token)],
     );
     if (!r.rows.length) return null;
     const row = r.rows[0];
-    return { tokenId: Number(row.id), userId: row.user_id, user: row.name };
+    return { tokenId: Number(row.id), userId: row.user_id, user: row.name, label: row.label };
+  },
+
+  /**
+   * Revokes every live token of a user (`mailgate token revoke --user`, and a password
+   * change: a token made with the old password must not outlive it).
+   * @param {number} userId
+   * @param {import('knex').Knex} [trx] the transaction of the change that revokes them
+   * @returns {Promise<number>} how many were live
+   */
+  async revokeUserTokens(userId, trx = this.knex) {
+    return trx('api_tokens')
+      .where({ user_id: userId })
+      .whereNull('revoked_at')
+      .where('expires_at', '>', trx.fn.now())
+      .update({ revoked_at: trx.fn.now() });
   },
 
   /**

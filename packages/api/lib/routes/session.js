@@ -24,7 +24,9 @@ async function sessionRoutes(app) {
       attempt.succeeded();
       return u;
     } catch (err) {
-      if (err.code !== 'INVALID_CREDENTIALS') {
+      // NO_PASSWORD is a failed attempt too: it names the step to take, and the limiter
+      // still bounds how fast anyone can learn from it which names exist.
+      if (err.code !== 'INVALID_CREDENTIALS' && err.code !== 'NO_PASSWORD') {
         attempt.cancel(); // no answer (database down): not a guess
         throw err;
       }

@@ -1,12 +1,22 @@
 'use strict';
 
-const { errorsFor, mailboxName, mailboxParams, backendQuery, security } = require('./common');
+const { errorsFor, mailboxParams, backendQuery, security } = require('./common');
 
+// A new name is checked by the one rule (@mailgate/core mailbox-name.js) in the service, so
+// that every bad name answers the same INVALID_MAILBOX_NAME as IMAP and imports do.
 const nameBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: mailboxName },
+  properties: {
+    name: {
+      type: 'string',
+      maxLength: 4096,
+      description:
+        'At most 512 characters; no `.` or `..` path segments, no control characters ' +
+        '(else 400 INVALID_MAILBOX_NAME)',
+    },
+  },
 };
 const nameAnswer = { type: 'object', properties: { name: { type: 'string' } } };
 

@@ -6,9 +6,18 @@ const { checkOutput, outputFailure } = require('../files');
 
 /*
  * `mailgate export mbox|maildir|mh`: the way back to files (round trips are byte-exact). --out
- * is checked before the store is opened, and a file-system error while writing is reported
- * as OUTPUT_NOT_WRITABLE naming --out (files.js).
+ * is checked before the store is opened: it must be writable (OUTPUT_NOT_WRITABLE, files.js)
+ * and new or an empty folder unless --force (OUTPUT_EXISTS, @mailgate/importer export.js, which
+ * also refuses an imported source and any path outside --out). A file-system error while
+ * writing is reported as OUTPUT_NOT_WRITABLE naming --out. Quarantined entries not written are
+ * reported with the command that gets them.
  */
+
+const FORCE =
+  'write over an existing file, or into a non-empty folder (never over an imported source)';
+// An export reads the store: it never creates the embedded database (NO_DATABASE).
+const READ_ONLY = { readOnly: true };
+const INCLUDE = "also write quarantined entries' raw bytes (a complete round trip)";
 
 /**
  * Registers `export` and its subcommands.
@@ -28,17 +37,19 @@ function register(program, ctx) {
         .choices(['original', 'mboxrd', 'mboxo', 'mboxcl2'])
         .default('original'),
     )
+    .option('--force', FORCE)
+    .option('--include-quarantined', INCLUDE)
+    .option('--quiet', 'print nothing but errors')
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       checkOutput(o.out, 'file');
+      importer.checkExportTarget(o.out, 'file', o);
       const r = await ctx
-        .withService((service) => importer.exportMbox({ store: service.store, ...o }))
+        .withService((service) => importer.exportMbox({ store: service.store, ...o }), READ_ONLY)
         .catch((err) => {
           throw outputFailure(err, o.out);
         });
-      ctx.out(o.json, r, (x) =>
-        process.stderr.write(`wrote ${x.messages} messages (${x.bytes} bytes) to ${x.out}\n`),
-      );
+      report(ctx, o, r, `wrote ${r.messages} messages (${r.bytes} bytes) to ${r.out}`);
     });
   for (const kind of ['maildir', 'mh']) {
     exp
@@ -50,22 +61,40 @@ function register(program, ctx) {
       )
       .requiredOption('--user <user>', 'mailgate user name')
       .requiredOption('--out <dir>')
+      .option('--force', FORCE)
+      .option('--include-quarantined', INCLUDE)
+      .option('--quiet', 'print nothing but errors')
       .option('--json', 'print one JSON result object on stdout')
       .action(async (o) => {
         const fn = kind === 'mh' ? importer.exportMh : importer.exportMaildir;
         checkOutput(o.out, 'directory');
+        importer.checkExportTarget(o.out, 'directory', o);
         const r = await ctx
-          .withService((service) => fn({ store: service.store, ...o }))
+          .withService((service) => fn({ store: service.store, ...o }), READ_ONLY)
           .catch((err) => {
             throw outputFailure(err, o.out);
           });
-        ctx.out(o.json, r, (x) =>
-          process.stderr.write(
-            `wrote ${x.messages} messages in ${x.mailboxes} mailboxes to ${x.out}\n`,
-          ),
-        );
+        report(ctx, o, r, `wrote ${r.messages} messages in ${r.mailboxes} mailboxes to ${r.out}`);
       });
   }
+}
+
+/** The result: one JSON object, or the human lines on stderr (none with --quiet). */
+function report(ctx, o, r, line) {
+  ctx.out(o.json, r, () => {
+    if (o.quiet) return;
+    const q = r.quarantined;
+    let text = `${line}\n`;
+    if (q.count && q.included) text += `included ${q.count} quarantined entries as they were\n`;
+    else if (q.count) {
+      const more = q.count > q.ids.length ? ', …' : '';
+      text +=
+        `not written: ${q.count} quarantined entries (ids ${q.ids.join(', ')}${more}); ` +
+        `get one with: mailgate quarantine --user ${o.user} --raw ID, ` +
+        `or export again with --include-quarantined\n`;
+    }
+    process.stderr.write(text);
+  });
 }
 
 module.exports = { register };

@@ -79,7 +79,7 @@ function common(cmd) {
   return cmd
     .requiredOption('--user <user>', 'mailgate user who owns the mail (created if missing)')
     .option('--json', 'print one JSON result object on stdout')
-    .option('--quiet', 'no progress output')
+    .option('--quiet', 'print nothing but errors (no progress, no report)')
     .addHelpText(
       'after',
       `
@@ -120,7 +120,8 @@ async function runImportCommand(ctx, kind, paths, o) {
       }),
     ),
   );
-  ctx.out(o.json, report, (r) => printReport(r, o.user));
+  // --quiet: nothing but errors (a failure still leaves through failure.js).
+  ctx.out(o.json, report, (r) => (o.quiet ? null : printReport(r, o.user)));
   if (report.interrupted) ctx.setExit(130);
 }
 

@@ -8,6 +8,9 @@ const { positiveInt } = require('../context');
  * `mailgate ls`: a user's mailboxes, or one mailbox's header rows (the pg backend).
  */
 
+// Reads only: never creates the embedded database (NO_DATABASE).
+const READ_ONLY = { readOnly: true };
+
 /**
  * Registers `ls`.
  * @param {import('commander').Command} program
@@ -26,26 +29,31 @@ function register(program, ctx) {
       if (o.limit !== undefined && !o.mailbox) {
         throw new errors.USAGE('ls: --limit applies to header rows: add --mailbox <name>');
       }
-      return ctx.withBackend('pg', o.user, async (be) => {
-        if (!o.mailbox) {
-          const boxes = await be.listMailboxes();
-          ctx.out(o.json, { user: o.user, mailboxes: boxes }, (x) =>
-            printTable(x.mailboxes, ['name', 'total', 'unseen', 'uidvalidity', 'uidnext']),
+      return ctx.withBackend(
+        'pg',
+        o.user,
+        async (be) => {
+          if (!o.mailbox) {
+            const boxes = await be.listMailboxes();
+            ctx.out(o.json, { user: o.user, mailboxes: boxes }, (x) =>
+              printTable(x.mailboxes, ['name', 'total', 'unseen', 'uidvalidity', 'uidnext']),
+            );
+            return;
+          }
+          const { rows } = await be.scan(o.mailbox, { limit: o.limit });
+          ctx.out(o.json, { user: o.user, mailbox: o.mailbox, messages: rows }, (x) =>
+            printTable(x.messages.map(headerCells), [
+              'uid',
+              'date',
+              'from',
+              'subject',
+              'size',
+              'flags',
+            ]),
           );
-          return;
-        }
-        const { rows } = await be.scan(o.mailbox, { limit: o.limit });
-        ctx.out(o.json, { user: o.user, mailbox: o.mailbox, messages: rows }, (x) =>
-          printTable(x.messages.map(headerCells), [
-            'uid',
-            'date',
-            'from',
-            'subject',
-            'size',
-            'flags',
-          ]),
-        );
-      });
+        },
+        READ_ONLY,
+      );
     });
 }
 

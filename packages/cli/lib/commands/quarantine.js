@@ -21,22 +21,25 @@ function register(program, ctx) {
     .option('--raw <id>', "write one entry's exact bytes to stdout (to fix and import again)")
     .option('--json', 'print one JSON result object on stdout')
     .action((o) =>
-      ctx.withService(async (service) => {
-        if (o.raw !== undefined) {
-          const id = Number(o.raw);
-          if (!Number.isSafeInteger(id) || id < 1)
-            throw new errors.USAGE(`--raw needs an entry id from the list, not "${o.raw}"`);
-          const raw = await importer.quarantineRaw({ store: service.store, user: o.user, id });
-          await new Promise((resolve, reject) =>
-            process.stdout.write(raw, (err) => (err ? reject(err) : resolve())),
+      ctx.withService(
+        async (service) => {
+          if (o.raw !== undefined) {
+            const id = Number(o.raw);
+            if (!Number.isSafeInteger(id) || id < 1)
+              throw new errors.USAGE(`--raw needs an entry id from the list, not "${o.raw}"`);
+            const raw = await importer.quarantineRaw({ store: service.store, user: o.user, id });
+            await new Promise((resolve, reject) =>
+              process.stdout.write(raw, (err) => (err ? reject(err) : resolve())),
+            );
+            return;
+          }
+          const rows = await importer.listQuarantine({ store: service.store, user: o.user });
+          ctx.out(o.json, { total: rows.length, quarantine: rows }, (x) =>
+            printTable(x.quarantine, ['id', 'source', 'position', 'reason', 'detail']),
           );
-          return;
-        }
-        const rows = await importer.listQuarantine({ store: service.store, user: o.user });
-        ctx.out(o.json, { total: rows.length, quarantine: rows }, (x) =>
-          printTable(x.quarantine, ['id', 'source', 'position', 'reason', 'detail']),
-        );
-      }),
+        },
+        { readOnly: true },
+      ),
     );
 }
 

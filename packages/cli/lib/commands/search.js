@@ -39,6 +39,7 @@ function register(program, ctx) {
         .default('pg'),
     )
     .option('--limit <n>', 'hits shown as rows on a terminal (default 20)', positiveInt('--limit'))
+    .option('--quiet', 'no warnings on stderr (errors only)')
     .option('--json', 'print one JSON result object on stdout')
     .action((terms, o) => {
       // --json lists every uid; --limit is how many rows a person sees.
@@ -47,27 +48,32 @@ function register(program, ctx) {
           'search: --limit sets the rows shown without --json (--json lists every uid)',
         );
       }
-      return ctx.withBackend(o.backend, o.user, async (be) => {
-        // --json: the hits (total, uids per mailbox) without header rows (limit 0); for a
-        // person, the first hits' rows (date, sender, subject), as ls shows a mailbox.
-        const limit = o.json ? 0 : (o.limit ?? 20);
-        const r = await be.search(terms.join(' '), { mailbox: o.mailbox, limit });
-        const result = {
-          total: r.total,
-          uids: r.mailboxes.flatMap((m) => m.uids),
-          mailboxes: r.mailboxes,
-        };
-        ctx.out(o.json, result, (x) => {
-          process.stdout.write(`${x.total} matching messages\n`);
-          const rows = (r.rows || []).map((h) => ({ mailbox: h.mailbox, ...headerCells(h) }));
-          if (rows.length) printTable(rows, ['mailbox', 'uid', 'date', 'from', 'subject']);
-          if (x.total > rows.length) {
-            process.stdout.write(
-              `… ${x.total - rows.length} more (--limit N, or --json for every uid)\n`,
-            );
-          }
-        });
-      });
+      return ctx.withBackend(
+        o.backend,
+        o.user,
+        async (be) => {
+          // --json: the hits (total, uids per mailbox) without header rows (limit 0); for a
+          // person, the first hits' rows (date, sender, subject), as ls shows a mailbox.
+          const limit = o.json ? 0 : (o.limit ?? 20);
+          const r = await be.search(terms.join(' '), { mailbox: o.mailbox, limit });
+          const result = {
+            total: r.total,
+            uids: r.mailboxes.flatMap((m) => m.uids),
+            mailboxes: r.mailboxes,
+          };
+          ctx.out(o.json, result, (x) => {
+            process.stdout.write(`${x.total} matching messages\n`);
+            const rows = (r.rows || []).map((h) => ({ mailbox: h.mailbox, ...headerCells(h) }));
+            if (rows.length) printTable(rows, ['mailbox', 'uid', 'date', 'from', 'subject']);
+            if (x.total > rows.length) {
+              process.stdout.write(
+                `… ${x.total - rows.length} more (--limit N, or --json for every uid)\n`,
+              );
+            }
+          });
+        },
+        { readOnly: o.backend === 'pg' || o.backend === 'es' },
+      );
     });
 }
 

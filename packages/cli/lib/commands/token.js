@@ -5,6 +5,7 @@ const { positiveInt } = require('../context');
 
 /*
  * `mailgate token create`: API bearer tokens (printed once, stored hashed).
+ * `mailgate token revoke --user U`: every live token of a user, at once.
  */
 
 /**
@@ -13,18 +14,31 @@ const { positiveInt } = require('../context');
  * @param {import('../context').CliContext} ctx
  */
 function register(program, ctx) {
-  program
-    .command('token')
-    .description('API bearer tokens')
+  const tok = program.command('token').description('API bearer tokens');
+  tok
     .command('create <user>')
     .description('create a bearer token for a user (printed once; stored hashed)')
     .option('--ttl-days <n>', 'lifetime in days (default 30)', positiveInt('--ttl-days'))
     .option('--json', 'print one JSON result object on stdout')
     .action(async (name, o) => {
-      const t = await ctx.withService((service) =>
-        createToken(service, name, { ttlDays: o.ttlDays }),
+      const t = await ctx.withService(
+        (service) => createToken(service, name, { ttlDays: o.ttlDays }),
+        { readOnly: true },
       );
       ctx.out(o.json, t, (x) => process.stdout.write(`${x.token}\n`));
+    });
+  tok
+    .command('revoke')
+    .description("revoke every live token of a user (sessions of the web page and the API's)")
+    .requiredOption('--user <user>', 'mailgate user name')
+    .option('--json', 'print one JSON result object on stdout')
+    .action(async (o) => {
+      const revoked = await ctx.withService((service) => service.users.revokeAllTokens(o.user), {
+        readOnly: true,
+      });
+      ctx.out(o.json, { user: o.user, revoked }, (x) =>
+        process.stderr.write(`revoked ${x.revoked} tokens of ${x.user}\n`),
+      );
     });
 }
 

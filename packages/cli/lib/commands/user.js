@@ -1,13 +1,20 @@
 'use strict';
 
 const { errors, checkPassword } = require('@mailgate/core');
+const { printTable } = require('../format');
 
 /*
  * `mailgate user add`: users of the API and IMAP server; passwords only via the environment.
- * `mailgate user passwd`: set or replace a password (users made by an import have none).
+ * `mailgate user passwd`: set or replace a password (users made by an import have none); the
+ * user's API tokens are revoked in the same step and open IMAP sessions end.
+ * `mailgate user list`: every user, with password set or not, route and counts.
+ * `mailgate user delete NAME --yes`: the user and all their mail (the flag is the confirmation).
  * `mailgate user route`: a user's IMAP route (store, or proxy while `mailgate migrate` moves them).
  * Every password set here passes core's checkPassword, the rule POST /users applies too.
  */
+
+// Commands on existing users never create the embedded database: NO_DATABASE instead.
+const READ_ONLY = { readOnly: true };
 
 /**
  * Registers `user`.
@@ -44,9 +51,54 @@ function register(program, ctx) {
     .option('--json', 'print one JSON result object on stdout')
     .action(async (name, o) => {
       const password = passwordFrom(o.passwordEnv);
-      const r = await ctx.withService((service) => service.users.setPassword(name, password));
-      ctx.out(o.json, { id: r.id, name: r.name, replaced: r.replaced }, (u) =>
-        process.stderr.write(`${u.replaced ? 'replaced the' : 'set a'} password for ${u.name}\n`),
+      const r = await ctx.withService(
+        (service) => service.users.setPassword(name, password),
+        READ_ONLY,
+      );
+      const result = {
+        id: r.id,
+        name: r.name,
+        replaced: r.replaced,
+        revokedTokens: r.revokedTokens,
+      };
+      ctx.out(o.json, result, (u) =>
+        process.stderr.write(
+          `${u.replaced ? 'replaced the' : 'set a'} password for ${u.name}` +
+            (u.revokedTokens ? `; revoked ${u.revokedTokens} API tokens` : '') +
+            '\n',
+        ),
+      );
+    });
+  usr
+    .command('list')
+    .description('list users: password set, IMAP route, mailboxes, messages, live API tokens')
+    .option('--json', 'print one JSON result object on stdout')
+    .action(async (o) => {
+      const users = await ctx.withService((service) => service.users.list(), READ_ONLY);
+      ctx.out(o.json, { users }, (x) =>
+        printTable(
+          x.users.map((u) => ({ ...u, password: u.hasPassword ? 'yes' : 'NO (user passwd)' })),
+          ['name', 'password', 'route', 'mailboxes', 'messages', 'tokens'],
+        ),
+      );
+    });
+  usr
+    .command('delete <name>')
+    .description('delete a user with all their mail, tokens and import jobs (needs --yes)')
+    .option('--yes', 'confirm: the mail is gone afterwards (export it first to keep it)')
+    .option('--json', 'print one JSON result object on stdout')
+    .action(async (name, o) => {
+      if (!o.yes) {
+        throw new errors.USAGE(
+          `user delete removes ${name} and all their mail: add --yes to confirm ` +
+            '(export it first to keep a copy)',
+        );
+      }
+      const r = await ctx.withService((service) => service.users.remove(name), READ_ONLY);
+      ctx.out(o.json, r, (x) =>
+        process.stderr.write(
+          `deleted user ${x.name} (${x.messages} messages in ${x.mailboxes} mailboxes)\n`,
+        ),
       );
     });
   usr

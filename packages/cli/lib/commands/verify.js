@@ -31,22 +31,25 @@ function register(program, ctx) {
     .option('--json', 'print one JSON result object on stdout')
     .action(async (kind, p, o) => {
       checkSources(kind, [p]);
-      const r = await ctx.withService(async (service) => {
-        const res = await importer.verifySource({ store: service.store, kind, path: p, ...o });
-        // An mbox file is one mailbox (--mailbox, else the name import gives the file): when
-        // it does not exist, say so rather than list every message as missing. Asked after
-        // the pass: a file whose entries were all quarantined has no mailbox and verifies.
-        if (!res.ok && kind === 'mbox') {
-          const mailbox = o.mailbox || importer.mailboxForMboxFile(path.resolve(p));
-          const be = await service.openBackend('pg', o.user);
-          try {
-            await be.status(mailbox, { counts: false });
-          } finally {
-            await be.close();
+      const r = await ctx.withService(
+        async (service) => {
+          const res = await importer.verifySource({ store: service.store, kind, path: p, ...o });
+          // An mbox file is one mailbox (--mailbox, else the name import gives the file): when
+          // it does not exist, say so rather than list every message as missing. Asked after
+          // the pass: a file whose entries were all quarantined has no mailbox and verifies.
+          if (!res.ok && kind === 'mbox') {
+            const mailbox = o.mailbox || importer.mailboxForMboxFile(path.resolve(p));
+            const be = await service.openBackend('pg', o.user);
+            try {
+              await be.status(mailbox, { counts: false });
+            } finally {
+              await be.close();
+            }
           }
-        }
-        return res;
-      });
+          return res;
+        },
+        { readOnly: true },
+      );
       ctx.out(o.json, r, (x) => {
         process.stderr.write(
           `${x.ok ? 'OK' : 'FAILED'}: ${x.messages} source messages, ${x.present} present and identical, ` +

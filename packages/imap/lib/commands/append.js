@@ -6,6 +6,7 @@ const { arity, mailboxArg, flagsArg, astring } = require('../args');
 const { bad } = require('../errors');
 const { tryCreate } = require('../listing');
 const { MONTHS } = require('../fetch');
+const { checkMailboxName } = require('@mailgate/core');
 
 module.exports = {
   name: 'APPEND',
@@ -23,8 +24,11 @@ module.exports = {
       else internalDate = parseDateTime(astring(a, 'date-time'));
     }
     if (!message.value.length) throw bad('Empty message');
-    // No check before the write: the store resolves the mailbox in the append's own statement
-    // and a missing one is NO [TRYCREATE] (RFC 3501 6.3.11), so an APPEND costs no extra read.
+    // A name no door may create answers INVALID_MAILBOX_NAME, not TRYCREATE: a client would
+    // only try CREATE next and be refused. No other check before the write: the store resolves
+    // the mailbox in the append's own statement and a missing one is NO [TRYCREATE] (RFC 3501
+    // 6.3.11), so an APPEND costs no extra read.
+    checkMailboxName(mailbox);
     let r;
     try {
       r = await s.backend.append(mailbox, message.value, { flags, internalDate });

@@ -248,3 +248,24 @@ test('subscriptions: CREATE does not subscribe; LSUB % shows unsubscribed parent
   expect(await c.cmd('k', 'UNSUBSCRIBE Never/Was')).toMatch(/^k OK/m);
   c.close();
 });
+
+test('DELETE leaves no thread key, snapshot or row naming the deleted mailbox', async () => {
+  const knex = env.db.knex;
+  const c = await login();
+  await c.cmd('a', 'CREATE Threads');
+  const m = msg({ subject: 'threaded', headers: ['Message-ID: <t1@example.org>'] });
+  await c.cmd('b', appendCmd('Threads', m));
+  await c.cmd('c', 'SELECT Threads');
+  await c.cmd('d', 'FETCH 1 (FLAGS)');
+  await c.cmd('e', 'UNSELECT');
+  const { id } = await knex('mailboxes').where({ name: 'Threads' }).first('id');
+  const count = async (table) =>
+    Number((await knex(table).where({ mailbox_id: id }).count('* as n'))[0].n);
+  expect(await count('thread_keys')).toBeGreaterThan(0);
+  expect(await c.cmd('f', 'DELETE Threads')).toMatch(/^f OK/m);
+  await env.service.store.settleBackground();
+  for (const table of ['thread_keys', 'messages', 'list_snapshots', 'message_sources']) {
+    expect([table, await count(table)]).toEqual([table, 0]);
+  }
+  c.close();
+});

@@ -159,7 +159,15 @@ const mailboxOps = {
           await writeOutbox(trx, userId, mb.id, uids, Number(mb.highestmodseq) + 1, 'delete');
         }
       }
-      for (const table of ['message_sources', 'messages', 'expunged_uids', 'list_snapshots']) {
+      // Thread keys name (mailbox id, uid): none may outlive the mailbox (ids are never reused,
+      // but a key left behind is dead weight in every thread lookup of the user).
+      for (const table of [
+        'message_sources',
+        'messages',
+        'expunged_uids',
+        'list_snapshots',
+        'thread_keys',
+      ]) {
         await trx(table).where({ user_id: userId, mailbox_id: mb.id }).del();
       }
       await trx('mailboxes').where({ user_id: userId, id: mb.id }).del();

@@ -25,12 +25,35 @@ test('/health answers at once while user work holds every pooled connection', as
     for (let i = 0; i < 3; i++) {
       const r = await timedHealth();
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ status: 'ok', db: 'ok' });
+      // Every connection taken, nobody waiting yet: reachable and not saturated.
+      expect(r.body).toMatchObject({ status: 'ok', db: 'ok' });
+      expect(r.body.pool).toMatchObject({ used: pool.max, free: 0, waiting: 0 });
       expect(r.ms).toBeLessThan(200);
     }
   } finally {
     for (const c of held) await knex.client.releaseConnection(c);
   }
+});
+
+test('issue 29.4: /health reports a saturated pool (every connection taken and requests waiting)', async () => {
+  const { knex } = t.app.mailService.store;
+  const pool = knex.client.pool;
+  const held = [];
+  for (let i = 0; i < pool.max; i++) held.push(await knex.client.acquireConnection());
+  // One more request waits for a connection, as an innocent user's would behind a flood.
+  const waiting = knex.client.acquireConnection();
+  try {
+    const r = await timedHealth();
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('saturated');
+    expect(r.body.pool).toMatchObject({ size: pool.max, used: pool.max, saturated: true });
+    expect(r.body.pool.waiting).toBeGreaterThan(0);
+  } finally {
+    for (const c of held) await knex.client.releaseConnection(c);
+    await knex.client.releaseConnection(await waiting);
+  }
+  const after = await timedHealth();
+  expect(after.body).toMatchObject({ status: 'ok', pool: { saturated: false, waiting: 0 } });
 });
 
 test('the health connection is replaced when the server drops it', async () => {

@@ -16,7 +16,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  *   adminToken: string|null, port: number, host: string, logLevel: string,
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
  *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[],
- *   listCacheRows: number, scrypt: {n: number, r: number, p: number}}}
+ *   listCacheRows: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
+ *   userQueue: number, userWaitMs: number, maxSubstringTerms: number, maxUids: number}}
  */
 function loadConfig(env = process.env) {
   const problems = [];
@@ -67,6 +68,14 @@ function loadConfig(env = process.env) {
   } catch (err) {
     problems.push(err.message.replace(/^[^:]*: /, ''));
   }
+  // Per-user share of the work (issue 29.4; service user-gate.js): operations of one user
+  // running at once (HTTP and IMAP together), how many more may wait and for how long, and
+  // the per-request cost limits every backend shares.
+  const userConcurrency = intVar(env, 'MAILGATE_USER_CONCURRENCY', 4, 1, 1000, problems);
+  const userQueue = intVar(env, 'MAILGATE_USER_QUEUE', 64, 0, 100000, problems);
+  const userWaitMs = intVar(env, 'MAILGATE_USER_WAIT_MS', 20000, 1, 600000, problems);
+  const maxSubstringTerms = intVar(env, 'MAILGATE_MAX_SUBSTRING_TERMS', 32, 1, 10000, problems);
+  const maxUids = intVar(env, 'MAILGATE_MAX_UIDS', 100000, 1, 100000000, problems);
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }
@@ -86,6 +95,11 @@ function loadConfig(env = process.env) {
     listCacheRows,
     mboxLockWaitMs,
     dbIdleTimeoutMs,
+    userConcurrency,
+    userQueue,
+    userWaitMs,
+    maxSubstringTerms,
+    maxUids,
     corsOrigins,
     scrypt,
   };

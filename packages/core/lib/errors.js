@@ -96,6 +96,14 @@ const defs = {
   // NDJSON streams: per-user and server-wide caps keep the database pool for everyone else.
   TOO_MANY_STREAMS: ['Too many open streams for this user (at most %s); retry later', 429],
   SERVER_BUSY: ['Too many open streams on the server; retry shortly', 503],
+  // The per-user share of the database pool (service user-gate.js, issue 29.4): one user's
+  // heavy work waits in that user's own queue; past its bound the user is told to slow down.
+  USER_BUSY: [
+    'Too many requests of this user at once (at most %s run together); retry shortly',
+    429,
+  ],
+  // A search or an operation over the per-request cost limits (substring terms, uids).
+  QUERY_TOO_COMPLEX: ['Request too large: %s', 400],
   // Elasticsearch mirror (@mailgate/es)
   ES_UNAVAILABLE: ['Elasticsearch unavailable: %s', 503],
   ES_NOT_CONFIGURED: ['Elasticsearch is not configured: set ELASTICSEARCH_URL', 400],

@@ -44,6 +44,10 @@ const CODES = {
   UPSTREAM_TLS_REQUIRED: 'UNAVAILABLE',
   // RFC 5530: the operation may succeed later (after the migration's cutover).
   MAILBOX_MIGRATING: 'INUSE',
+  // RFC 5530 LIMIT: the user's share of the server (service user-gate.js) or a per-command
+  // cost limit.
+  USER_BUSY: 'LIMIT',
+  QUERY_TOO_COMPLEX: 'LIMIT',
 };
 
 /**

@@ -25,6 +25,7 @@ const { LegacyBackend, CAPABILITIES } = require('./legacy-backend');
 const { Purger } = require('./purger');
 const { createUsers } = require('./users');
 const { createDelivery, outcomeOf } = require('./delivery');
+const { UserGate } = require('./user-gate');
 
 /** Backend kinds openBackend knows. */
 const KINDS = Object.freeze(['pg', 'es', 'mbox', 'maildir', 'imap']);
@@ -79,6 +80,15 @@ class MailService {
     // Local delivery (LMTP, `mailgate deliver`): the address rule and the delivery headers;
     // messages are stored through the pg backend's append (delivery.js).
     this.delivery = createDelivery(this);
+    // One per process: HTTP routes and IMAP commands of a user share its slots.
+    const c = this.config;
+    this.gate = new UserGate({
+      perUser: c.userConcurrency,
+      queue: c.userQueue,
+      waitMs: c.userWaitMs,
+      maxSubstringTerms: c.maxSubstringTerms,
+      maxUids: c.maxUids,
+    });
     this.closed = false;
   }
 
@@ -94,6 +104,12 @@ class MailService {
     if (!KINDS.includes(kind)) throw new errors.BACKEND_UNAVAILABLE(String(kind));
     const known = user !== null && typeof user === 'object' && Number.isInteger(user.id);
     const name = known ? user.name : user;
+    // Every backend of the user, whatever the door, counts against the user's share.
+    return this.gate.guard(await this.openUnguarded(kind, user, known, name), String(name));
+  }
+
+  /** openBackend without the user's gate. */
+  async openUnguarded(kind, user, known, name) {
     if (kind === 'pg' || kind === 'es') {
       const u = known ? user : await this.store.getUser(name);
       const ctx = { store: this.store, user: { id: u.id, name: u.name }, purger: this.purger };
@@ -164,6 +180,16 @@ class MailService {
   /** One round trip to PostgreSQL (health checks); DB errors as the store raises them. */
   async ping() {
     await this.store.ping();
+  }
+
+  /**
+   * How full the database pool is, and how many operations the busiest users run and queue
+   * (health checks; no user names).
+   * @returns {{pool: {size: number, used: number, free: number, waiting: number,
+   *   saturated: boolean}, users: {perUser: number, active: number, queued: number}}}
+   */
+  load() {
+    return { pool: this.store.poolStats(), users: this.gate.summary() };
   }
 
   /**

@@ -617,6 +617,21 @@ const mailOps = {
     await this.healthProbe.ping();
   },
 
+  /**
+   * How full the connection pool is (health, issue 29.4): connections in use and idle, the
+   * pool's size, and requests waiting for a connection. `saturated`: every connection is
+   * taken and someone waits.
+   * @returns {{size: number, used: number, free: number, waiting: number, saturated: boolean}}
+   */
+  poolStats() {
+    const pool = this.knex.client && this.knex.client.pool;
+    if (!pool) return { size: 0, used: 0, free: 0, waiting: 0, saturated: false };
+    const used = pool.numUsed();
+    const waiting = pool.numPendingAcquires() + pool.numPendingCreates();
+    const size = pool.max;
+    return { size, used, free: pool.numFree(), waiting, saturated: used >= size && waiting > 0 };
+  },
+
   /** Closes the health check's connection (before the pool is destroyed). */
   async closeHealthProbe() {
     if (this.healthProbe) await this.healthProbe.close();

@@ -26,7 +26,7 @@ function sendError(err, req, reply) {
   }
   if (p.status === 503) reply.header('Retry-After', '2');
   if (p.status === 401) reply.header('WWW-Authenticate', 'Bearer');
-  if (p.code === 'TOO_MANY_ATTEMPTS' && err.retryAfter) {
+  if (p.status === 429 && err.retryAfter) {
     reply.header('Retry-After', String(err.retryAfter));
   }
   reply

@@ -39,6 +39,12 @@ test('without --json or LOG_LEVEL: the report and text lines, no JSON line', () 
   expect(r.stderr).toMatch(/^done: 3 messages, 2 imported/m);
   expect(r.stderr).toMatch(/quarantined/);
   expect(jsonLines(r.stderr)).toEqual([]);
+  // the user this import made has no password: the one step to log in (30.7)
+  expect(r.stderr).toContain(
+    'next: user plain has no password yet; to log in (API, IMAP, web page): mailgate user passwd plain --password-env VAR',
+  );
+  const again = person(['import', 'mbox', file, '--user', 'plain']);
+  expect(again.stderr).not.toContain('next: user plain');
 });
 
 test('search --backend mbox over a folder of other files: one line, not one per file', () => {

@@ -228,6 +228,21 @@ describe('quarantined entries (30.2)', () => {
     });
   });
 
+  test('maildir export with --include-quarantined puts the entry back under its name', () => {
+    const src = path.join(suite.tmp, 'md-q');
+    for (const sub of ['cur', 'new', 'tmp']) fs.mkdirSync(path.join(src, sub), { recursive: true });
+    fs.writeFileSync(path.join(src, 'cur', '1000.M1.host:2,S'), msg({ subject: 'kept' }));
+    fs.writeFileSync(path.join(src, 'cur', '1001.M2.host:2,'), garbage);
+    expect(cli(['import', 'maildir', src, '--user', 'dora', '--quiet']).code).toBe(0);
+    const out = path.join(suite.tmp, 'md-q-out');
+    const without = exportCli('maildir', 'dora', out);
+    expect(without.json.quarantined).toMatchObject({ count: 1, included: false });
+    expect(fs.readdirSync(path.join(out, 'cur'))).toEqual(['1000.M1.host:2,S']);
+    const r = exportCli('maildir', 'dora', out, '--force', '--include-quarantined');
+    expect(r.json.quarantined).toMatchObject({ count: 1, included: true });
+    expect(fs.readFileSync(path.join(out, 'cur', '1001.M2.host:2,'))).toEqual(garbage);
+  });
+
   test('mh export with --include-quarantined puts the entry back in its folder', () => {
     const src = path.join(suite.tmp, 'mh-q');
     fs.mkdirSync(path.join(src, 'box'), { recursive: true });

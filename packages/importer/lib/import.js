@@ -76,6 +76,9 @@ async function runImport(opts) {
   if (!existed && empty && report.warnings.some((w) => w.code === 'NO_MAIL_FOUND')) {
     await opts.store.deleteUser(opts.user);
     report.userRemoved = true;
+  } else if (!existed) {
+    // The user this run made has no password: the CLI says how to give it one (30.7).
+    report.userCreated = true;
   }
   return report;
 }

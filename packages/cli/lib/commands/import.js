@@ -146,6 +146,12 @@ function printReport(r, user) {
   // IMPORT_WAITING was printed when it happened (onWarning).
   for (const w of r.warnings.filter((x) => x.code !== 'IMPORT_WAITING'))
     process.stderr.write(`${w.code}: ${w.message}\n`);
+  if (r.userCreated) {
+    process.stderr.write(
+      `next: user ${user} has no password yet; to log in (API, IMAP, web page): ` +
+        `mailgate user passwd ${user} --password-env VAR\n`,
+    );
+  }
 }
 
 module.exports = { register };

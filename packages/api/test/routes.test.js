@@ -23,6 +23,17 @@ describe('health and docs', () => {
     expect(r.json()).toMatchObject({ status: 'ok', db: 'ok' });
     expect(r.headers['server-timing']).toMatch(/^pg;dur=/);
   });
+  test('issue 29.8: the docs page and its files carry a strict Content-Security-Policy', async () => {
+    for (const url of ['/docs', '/docs/static/index.html', '/docs/static/swagger-initializer.js']) {
+      const r = await get(url, null);
+      const csp = r.headers['content-security-policy'];
+      expect(csp).toEqual(expect.any(String));
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("object-src 'none'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https:|validator\.swagger\.io/);
+    }
+  });
   test('OpenAPI document and UI at /docs', async () => {
     const doc = (await get('/docs/json', null)).json();
     expect(doc.openapi).toMatch(/^3\./);

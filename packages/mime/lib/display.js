@@ -316,13 +316,37 @@ function buildView(raw, opts = {}) {
     attachments: own.attachments.map((a) => ({
       part: a.part,
       contentType: a.contentType,
-      filename: a.filename,
+      filename: safeFilename(a.filename),
       size: a.size,
       contentId: a.contentId,
     })),
     truncated: walker.truncated || own.warnings.includes('too-many-parts'),
     warnings: own.warnings,
   };
+}
+
+// Bidirectional controls (LRM, RLM, ALM, the embeddings and overrides, the isolates): an
+// RLO turns `invoice\u202Efdp.exe` into what reads as "invoiceexe.pdf".
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// C0, DEL and C1 controls.
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * An attachment's file name as a client may use it (issue 29.8): the last path segment only
+ * (no `../`, no folders; `/` and `\` both separate), without bidi or control characters,
+ * without leading dots (`..`, hidden files), at most 255 characters. null when nothing is left.
+ * @param {string|null|undefined} name the name the message declares
+ * @returns {string|null}
+ */
+function safeFilename(name) {
+  if (typeof name !== 'string') return null;
+  const last = name.replace(BIDI, '').replace(CONTROLS, '').split(/[/\\]/).pop();
+  const clean = last
+    .replace(/^[.\s]+/, '')
+    .trim()
+    .slice(0, 255);
+  return clean || null;
 }
 
 /**
@@ -338,9 +362,9 @@ function getAttachment(raw, part) {
   if (!found) return null;
   return {
     contentType: found.info.type,
-    filename: found.info.filename,
+    filename: safeFilename(found.info.filename),
     content: decodeTransfer(found.body, found.info.cte),
   };
 }
 
-module.exports = { buildView, getAttachment, sanitizeHtml };
+module.exports = { buildView, getAttachment, sanitizeHtml, safeFilename };

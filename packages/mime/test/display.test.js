@@ -260,3 +260,17 @@ test('a link keeps rel="noopener noreferrer" and cannot be laid over the message
   expect(out).not.toMatch(/-40px|-10px/);
   expect(out).toContain('margin-left:4px');
 });
+
+test('issue 29.8: safeFilename keeps the last path segment, without bidi controls or leading dots', () => {
+  const { safeFilename } = require('../lib/display');
+  expect(safeFilename('../../etc/passwd')).toBe('passwd');
+  expect(safeFilename('..\\..\\win.ini')).toBe('win.ini');
+  expect(safeFilename('invoice\u202Efdp.exe')).toBe('invoicefdp.exe');
+  expect(safeFilename('a\u2066b\u2069\u200e.txt')).toBe('ab.txt');
+  expect(safeFilename('tab\there\u0000.txt')).toBe('tabhere.txt');
+  expect(safeFilename('..')).toBeNull();
+  expect(safeFilename('dir/')).toBeNull();
+  expect(safeFilename('.hidden')).toBe('hidden');
+  expect(safeFilename('résumé.pdf')).toBe('résumé.pdf');
+  expect(safeFilename(null)).toBeNull();
+});

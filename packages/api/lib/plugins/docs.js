@@ -21,7 +21,22 @@ async function docsPlugin(app) {
     },
     refResolver: { buildLocalReference: (json) => json.$id },
   });
-  await app.register(require('@fastify/swagger-ui'), { routePrefix: '/docs' });
+  // Issue 29.8: the docs page had no Content-Security-Policy. swagger-ui's own policy hashes
+  // its inline script and styles; narrowed here to this server alone (no https: styles or
+  // fonts from anywhere, no image from the public validator, no framing by other sites, no
+  // upgrade-insecure-requests, which would break the page on plain http://127.0.0.1).
+  await app.register(require('@fastify/swagger-ui'), {
+    routePrefix: '/docs',
+    uiConfig: { validatorUrl: null },
+    staticCSP: true,
+    transformStaticCSP: (header) =>
+      `${header
+        .replace(/ validator\.swagger\.io/g, '')
+        .replace(/ https:/g, '')
+        .replace(/ ?upgrade-insecure-requests;/, '')
+        .replace("frame-ancestors 'self'", "frame-ancestors 'none'")
+        .trim()} connect-src 'self'; form-action 'none';`,
+  });
 }
 
 module.exports = fp(docsPlugin, { name: 'mailgate-docs', fastify: '5.x' });

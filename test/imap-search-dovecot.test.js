@@ -13,8 +13,8 @@
  * Differences kept on purpose, and so not asked here (packages/imap/README.md says why):
  * HTML parts are searched as their text (Dovecot searches the markup: `BODY nbsp`), text is
  * compared lower-cased without Unicode compatibility folding (Dovecot maps U+00A0 to a space),
- * and LARGER/SMALLER while sizes of messages
- * stored with bare LF differ (RFC822.SIZE on the CRLF form is issue 28 item 11).
+ * and LARGER/SMALLER (mailgate compares the stored size, Dovecot RFC822.SIZE:
+ * for mail stored with bare LF they differ by its line count).
  * Needs Dovecot and root (skips with a reason outside CI).
  */
 

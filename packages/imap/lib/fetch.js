@@ -26,6 +26,7 @@ const { describe } = require('./structure');
 const { parseTree, nodeAt } = require('./mime-tree');
 const { StructureCache, mailboxScope } = require('./cache');
 const { coveredItem, headerFields, headerFieldsItem, metaFor } = require('./meta');
+const { toCrlf } = require('./crlf');
 
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
@@ -49,6 +50,10 @@ const NEEDS_RAW = new Set([
   'RFC822.HEADER',
   'RFC822.TEXT',
 ]);
+// Items that need the message (or its kept metadata): RFC822.SIZE too, as it is the size of
+// the CRLF form served (crlf.js), not of the stored bytes the list rows count.
+const needsMessage = (i) =>
+  NEEDS_RAW.has(i.name) || i.name === 'BODY[]' || i.name === 'RFC822.SIZE';
 // Items named by one atom (BODY[...] sections are parsed apart).
 const SIMPLE = new Set(['UID', 'FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'MODSEQ', ...NEEDS_RAW]);
 const SECTION_RE = /^BODY(\.PEEK)?\[([^\]]*)\](?:<(\d{1,10})\.(\d{1,10})>)?$/i;
@@ -181,7 +186,7 @@ async function runFetch(s, args, byUid) {
       v.noteOwn(targets.map((n) => ({ uid: v.uidAt(n), modseq: rows.get(v.uidAt(n)).modseq })));
     }
   }
-  const needsRaw = items.some((i) => NEEDS_RAW.has(i.name) || i.name === 'BODY[]');
+  const needsRaw = items.some(needsMessage);
   const setsSeen =
     !v.readOnly &&
     items.some(
@@ -223,7 +228,7 @@ async function runFetch(s, args, byUid) {
   const ctx = { s, v, items, user: s.user };
   // Items the kept metadata answers (ENVELOPE, BODYSTRUCTURE, list-view header fields): no
   // message is read, a first sync of a large mailbox is a narrow read (meta.js).
-  const rawItems = items.filter((i) => NEEDS_RAW.has(i.name) || i.name === 'BODY[]');
+  const rawItems = items.filter(needsMessage);
   const caps = s.backend.capabilities;
   if (rawItems.length && rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) {
     const w = new WireBuffer(WRITE_BYTES + 65536);
@@ -273,7 +278,9 @@ async function runFetch(s, args, byUid) {
       const uid = v.uidAt(seq);
       const raw = raws.get(uid) || null;
       if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-      s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), raw)]);
+      // Every section, size and structure is taken on the CRLF form served (crlf.js).
+      const wire = raw && toCrlf(raw);
+      s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), wire)]);
     }
     s.socket.uncork();
     if (s.socket.writableNeedDrain) await s.drain();
@@ -309,7 +316,7 @@ function metaItemsWrite(ctx, uid, row, meta, w) {
         w.text(`${sep}INTERNALDATE "${meta.idate}"`);
         break;
       case 'RFC822.SIZE':
-        w.text(`${sep}RFC822.SIZE ${Number(row.size)}`);
+        w.text(`${sep}RFC822.SIZE ${meta.size}`);
         break;
       case 'MODSEQ':
         w.text(`${sep}MODSEQ (${Number(row.modseq)})`);
@@ -410,6 +417,7 @@ function responseItems(ctx, uid, row, raw, meta = null) {
         out.push(atom('INTERNALDATE'), imapDate(row.internalDate));
         break;
       case 'RFC822.SIZE':
+        // raw is the CRLF form (runFetch): RFC 3501 2.3.4, the size of what BODY[] sends.
         out.push(atom('RFC822.SIZE'), raw ? raw.length : Number(row.size));
         break;
       case 'MODSEQ':

@@ -13,6 +13,7 @@
 const { serialize } = require('./writer');
 const { describe } = require('./structure');
 const { parseTree, parseFields } = require('./mime-tree');
+const { toCrlf } = require('./crlf');
 const { mailboxScope } = require('./cache');
 
 /**
@@ -130,12 +131,15 @@ function wire(value) {
 }
 
 /**
- * @param {Buffer} raw
- * @returns {{envelope: string, body: string, bodystructure: string, fields: string}}
+ * The metadata of a message as served: on its CRLF form (crlf.js), so BODYSTRUCTURE sizes and
+ * line counts and RFC822.SIZE (`size`) describe the bytes BODY[] sends.
+ * @param {Buffer} raw the stored bytes
+ * @returns {{envelope: string, body: string, bodystructure: string, fields: string, size: number}}
  */
 function deriveMeta(raw) {
-  const d = describe(raw);
-  const tree = parseTree(raw);
+  const served = toCrlf(raw);
+  const d = describe(served);
+  const tree = parseTree(served);
   return {
     envelope: wire(d.envelope),
     body: wire(d.body),
@@ -144,6 +148,7 @@ function deriveMeta(raw) {
       .filter((f) => FIELDS.has(f.key))
       .map((f) => f.line)
       .join(''),
+    size: served.length,
   };
 }
 
@@ -152,7 +157,7 @@ function deriveMeta(raw) {
  * @param {{name: string, section?: object}} it
  */
 function coveredItem(it) {
-  if (it.name === 'ENVELOPE' || it.name === 'BODY' || it.name === 'BODYSTRUCTURE') return true;
+  if (['ENVELOPE', 'BODY', 'BODYSTRUCTURE', 'RFC822.SIZE'].includes(it.name)) return true;
   if (it.name !== 'BODY[]' || !it.section) return false;
   const sec = it.section;
   if (sec.path.length || sec.part !== 'HEADER.FIELDS') return false;

@@ -47,15 +47,32 @@ function parseNode(raw, start, end, parentType, depth, budget) {
   if (contentType.type === 'multipart') {
     const boundary = param(contentType.params, 'boundary');
     if (boundary) {
-      for (const [s, e] of splitMultipart(raw, headerEnd, end, boundary)) {
+      const split = splitMultipart(raw, headerEnd, end, boundary);
+      node.closeEnd = split.closeEnd;
+      for (const [s, e, next] of split.parts) {
         if (budget.parts > MAX_PARTS) break;
-        node.children.push(parseNode(raw, s, e, full, depth + 1, budget));
+        const child = parseNode(raw, s, e, full, depth + 1, budget);
+        // A part that ends with its own close delimiter line (a nested multipart, or a message
+        // whose body is one) keeps that line's end: it already ended the line, so the next
+        // delimiter has none of its own to take (Dovecot's reading; BODY[2] of a forwarded
+        // multipart message ends `--inner--CRLF`).
+        if (closeEndOf(child) === e && next > e) {
+          child.end = next;
+          if (child.message) child.message.end = next;
+        }
+        node.children.push(child);
       }
     }
   } else if (full === 'message/rfc822' || full === 'message/global') {
     node.message = parseNode(raw, headerEnd, end, null, depth + 1, budget);
   }
   return node;
+}
+
+/** Where the close delimiter line of a multipart node (or of a message's body) ends, or -1. */
+function closeEndOf(node) {
+  if (node.message) return closeEndOf(node.message);
+  return node.closeEnd === undefined ? -1 : node.closeEnd;
 }
 
 /** Offset just after the blank line ending the header (or end when there is none). */
@@ -161,11 +178,15 @@ function param(params, name) {
 
 /**
  * Body ranges of a multipart's parts (RFC 2046 5.1.1): a part runs from after its delimiter
- * line to before the line end that precedes the next delimiter.
+ * line to before the line end that precedes the next delimiter (`[start, end, next]`, next:
+ * where that delimiter starts); closeEnd: where the close delimiter (and its transport
+ * padding) ends, or -1 without one.
+ * @returns {{parts: Array<[number, number, number]>, closeEnd: number}}
  */
 function splitMultipart(raw, bodyStart, end, boundary) {
   const delim = Buffer.from('--' + boundary, 'latin1');
   const parts = [];
+  let closeEnd = -1;
   let partStart = -1;
   let i = bodyStart;
   while (i < end) {
@@ -181,10 +202,14 @@ function splitMultipart(raw, bodyStart, end, boundary) {
       let partEnd = at;
       if (partEnd > partStart && raw[partEnd - 1] === 0x0a) partEnd--;
       if (partEnd > partStart && raw[partEnd - 1] === 0x0d) partEnd--;
-      parts.push([partStart, Math.max(partStart, partEnd)]);
+      parts.push([partStart, Math.max(partStart, partEnd), at]);
     }
     const nl = raw.indexOf(0x0a, at);
-    if (closing) return parts;
+    if (closing) {
+      closeEnd = at + delim.length + 2;
+      while (closeEnd < end && (raw[closeEnd] === 0x20 || raw[closeEnd] === 0x09)) closeEnd++;
+      return { parts, closeEnd };
+    }
     if (nl < 0 || nl >= end) {
       partStart = -1;
       break;
@@ -193,16 +218,17 @@ function splitMultipart(raw, bodyStart, end, boundary) {
     i = partStart;
   }
   // No closing delimiter: the last part runs to the end (lenient, as most servers).
-  if (partStart >= 0 && partStart <= end) parts.push([partStart, end]);
-  return parts;
+  if (partStart >= 0 && partStart <= end) parts.push([partStart, end, end]);
+  return { parts, closeEnd };
 }
 
-/** Lines in a byte range, as BODYSTRUCTURE counts them for text parts. */
+/**
+ * Lines in a byte range, as BODYSTRUCTURE counts them for text and message parts: its line
+ * ends, as Dovecot counts (a last line without one, e.g. before a boundary, is not counted).
+ */
 function countLines(raw, start, end) {
-  if (end <= start) return 0;
   let n = 0;
   for (let i = raw.indexOf(0x0a, start); i >= 0 && i < end; i = raw.indexOf(0x0a, i + 1)) n++;
-  if (raw[end - 1] !== 0x0a) n++;
   return n;
 }
 

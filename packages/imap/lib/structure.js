@@ -102,10 +102,15 @@ function structureOf(raw, node, extended) {
   }
   const f = (k) => fieldValue(node.fields, k);
   const size = node.end - node.headerEnd;
+  // A text part without a charset is us-ascii (RFC 2045 5.2); said explicitly, as Dovecot does.
+  const params =
+    ct.type === 'text' && !ct.params.some(([k]) => k === 'charset')
+      ? [...ct.params, ['charset', 'us-ascii']]
+      : ct.params;
   const out = [
     bin(ct.type),
     bin(ct.subtype),
-    paramList(ct.params),
+    paramList(params),
     bin(f('content-id')),
     bin(f('content-description')),
     bin((f('content-transfer-encoding') || '7bit').toLowerCase()),

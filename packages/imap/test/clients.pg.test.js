@@ -32,6 +32,8 @@ const CURL = tool('curl');
 const PY = tool('python3');
 const MBSYNC = tool('mbsync');
 const OFFLINEIMAP = tool('offlineimap');
+const NEOMUTT = tool('neomutt');
+const TMUX = tool('tmux');
 
 /**
  * Runs a client asynchronously: the server runs in this process, so a synchronous spawn
@@ -80,6 +82,10 @@ beforeAll(async () => {
   );
   const { uid } = await be.append('Archive', latin, {});
   sources.push({ mailbox: 'Archive', uid, raw: latin });
+  // Stored with bare LF, as mbox and Maildir imports keep it: served as CRLF (issue 28 item 11).
+  const lf = Buffer.from('Subject: lf stored\nFrom: y@example.org\n\nbody with LF only\n');
+  const lfUid = (await be.append('Archive', lf, {})).uid;
+  sources.push({ mailbox: 'Archive', uid: lfUid, raw: lf });
   await be.close();
 });
 
@@ -89,6 +95,9 @@ afterAll(async () => {
 });
 
 const url = (p = '') => `imap://127.0.0.1:${env.port}/${p}`;
+// What IMAP serves for stored bytes: every bare LF made CRLF (RFC 3501 2.2), the stored bytes
+// untouched.
+const served = (raw) => Buffer.from(raw.toString('latin1').replace(/\r?\n/g, '\r\n'), 'latin1');
 
 (CURL ? test : test.skip)('curl lists mailboxes, searches and fetches exact bytes', async () => {
   const base = ['-s', '--user', `cli:${PW}`];
@@ -100,11 +109,13 @@ const url = (p = '') => `imap://127.0.0.1:${env.port}/${p}`;
   expect(search.stdout.trim()).toBe('* SEARCH 3 6 9 12');
   const text = await run(CURL, [...base, url('INBOX'), '-X', 'UID SEARCH BODY needle']);
   expect(text.stdout.trim()).toBe(`* SEARCH ${sources[6].uid}`);
-  for (const s of [sources[0], sources[1], sources[12]]) {
+  // CRLF-stored (0, 12) and LF-stored (1, 13) messages: each arrives as its CRLF form.
+  for (const s of [sources[0], sources[1], sources[12], sources[13]]) {
     const r = await run(CURL, [...base, url(`${s.mailbox};UID=${s.uid}`)], { encoding: 'buffer' });
     expect(r.status).toBe(0);
-    expect(Buffer.compare(r.stdout, s.raw)).toBe(0);
+    expect(Buffer.compare(r.stdout, served(s.raw))).toBe(0);
   }
+  expect(served(sources[13].raw).length).toBeGreaterThan(sources[13].raw.length);
 });
 
 (PY ? test : test.skip)('python imaplib: SELECT, FETCH, STORE, EXPUNGE, APPEND', async () => {
@@ -117,6 +128,13 @@ typ, data = m.select('INBOX')
 assert typ == 'OK' and data == [b'12'], (typ, data)
 typ, data = m.fetch('1', '(RFC822)')
 assert typ == 'OK' and data[0][1].startswith(b'From: Alice'), data
+# Message 2 is stored with bare LF: served with CRLF, RFC822.SIZE the size of what is sent.
+typ, data = m.fetch('2', '(RFC822.SIZE BODY.PEEK[])')
+body = data[0][1]
+assert b'\\r\\n' in body and b'\\n' not in body.replace(b'\\r\\n', b''), body
+assert ('RFC822.SIZE %d ' % len(body)).encode() in data[0][0], data
+typ, data = m.fetch('2', '(BODY.PEEK[TEXT]<0.6>)')
+assert data[0][1] == b'Body n', data
 typ, data = m.uid('FETCH', '1:*', '(FLAGS)')
 assert len([d for d in data if d]) == 12, data
 typ, data = m.store('3', '+FLAGS', '(\\\\Deleted)')
@@ -263,6 +281,10 @@ function maildirFiles(dir) {
     const files = maildirFiles(dir);
     expect(files.length).toBeGreaterThan(0);
     // Local → server: flag one message \Flagged in the Maildir (info suffix F).
+    // The LF-stored message arrived too, whole (offlineimap checks what it saved).
+    expect(files.some((f) => fs.readFileSync(f, 'latin1').includes('body with LF only'))).toBe(
+      true,
+    );
     const target = files.find((f) => fs.readFileSync(f, 'latin1').includes('8-bit body'));
     const base = path.basename(target).replace(/:2,.*$/, '');
     const flagged = path.join(dir, 'cur', `${base}:2,F`);
@@ -280,5 +302,69 @@ function maildirFiles(dir) {
       fs.readFileSync(f, 'latin1').includes('8-bit body'),
     );
     expect(path.basename(after)).toMatch(/:2,F?S$/);
+  },
+);
+
+(NEOMUTT && TMUX ? test : test.skip)(
+  'neomutt in tmux lists the mailbox and shows an LF-stored message whole',
+  async () => {
+    const home = path.join(tmp, 'neomutt');
+    fs.mkdirSync(home);
+    const rc = path.join(home, 'muttrc');
+    fs.writeFileSync(
+      rc,
+      [
+        `set folder = "imap://cli@127.0.0.1:${env.port}/"`,
+        `set imap_pass = "${PW}"`,
+        'set spoolfile = "+Archive"',
+        'set ssl_starttls = no',
+        'set ssl_force_tls = no',
+        'set header_cache = ""',
+        'set message_cachedir = ""',
+        'set imap_check_subscribed = no',
+        'set timeout = 1',
+        'set beep = no',
+        '',
+      ].join('\n'),
+    );
+    const session = `mg-neomutt-${process.pid}`;
+    const tmuxRun = (args) => run(TMUX, ['-L', session, ...args]);
+    const screen = async () => (await tmuxRun(['capture-pane', '-p', '-t', session])).stdout;
+    const waitFor = async (re) => {
+      for (let i = 0; i < 100; i++) {
+        const text = await screen();
+        if (re.test(text)) return text;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error(`neomutt never showed ${re}:\n${await screen()}`);
+    };
+    // A private tmux server (-L) with HOME in the scratch dir: nothing of the machine's.
+    await run('env', [
+      `HOME=${home}`,
+      TMUX,
+      '-L',
+      session,
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '160',
+      '-y',
+      '40',
+      `${NEOMUTT} -n -F ${rc}`,
+    ]);
+    try {
+      await waitFor(/lf stored/);
+      await tmuxRun(['send-keys', '-t', session, '/']);
+      await tmuxRun(['send-keys', '-t', session, 'lf stored', 'Enter']);
+      await tmuxRun(['send-keys', '-t', session, 'Enter']);
+      const shown = await waitFor(/body with LF only/);
+      expect(shown).toMatch(/^Subject: lf stored\s*$/m);
+      // No carriage return shown as ^M, no fetch or parse error on the status line.
+      expect(shown).not.toMatch(/\^M|rror/);
+    } finally {
+      await tmuxRun(['kill-server']);
+    }
   },
 );

@@ -79,6 +79,9 @@ const NESTED = crlf([
   '',
 ]);
 
+// The inner multipart's close delimiter line is followed at once by the outer delimiter.
+const TIGHT = NESTED.replace('--b2--\r\n\r\n--b1--', '--b2--\r\n--b1--');
+
 let server;
 let port;
 let c;
@@ -87,7 +90,9 @@ beforeAll(async () => {
   const service = new MemoryService();
   await service.addUser('alice', 'secret one');
   const be = await service.openBackend('memory', 'alice');
-  for (const m of [GROUPS, COMMENTS, FORWARD, NESTED]) await be.append('INBOX', Buffer.from(m), {});
+  for (const m of [GROUPS, COMMENTS, FORWARD, NESTED, TIGHT]) {
+    await be.append('INBOX', Buffer.from(m), {});
+  }
   await be.createMailbox('a[b]');
   server = createImapServer({ service, limits: { idlePollMs: 50 } });
   ({ port } = await server.listen({ port: 0 }));
@@ -171,6 +176,15 @@ describe('sections of message/rfc822 parts (RFC 3501 6.4.5), as Dovecot', () => 
     expect(r).toContain('BODY[3] {0}\r\n');
     expect(literalOf(r, 'BODY[2.HEADER.FIELDS (SUBJECT)]')).toBe('Subject: inner message\r\n\r\n');
   });
+});
+
+test('a part ending with its own close delimiter line keeps that line end (Dovecot)', async () => {
+  const r = await c.cmd('f3', 'FETCH 5 (BODY[2] BODY[2.TEXT] BODYSTRUCTURE)');
+  const inner = TIGHT.slice(TIGHT.indexOf('From: inner'), TIGHT.indexOf('--b1--'));
+  expect(inner.endsWith('--b2--\r\n')).toBe(true);
+  expect(literalOf(r, 'BODY[2]')).toBe(inner);
+  expect(literalOf(r, 'BODY[2.TEXT]')).toBe(inner.slice(inner.indexOf('\r\n\r\n') + 4));
+  expect(r).toContain(`("message" "rfc822" NIL NIL NIL "7bit" ${inner.length} `);
 });
 
 describe('mailbox names and extra arguments', () => {

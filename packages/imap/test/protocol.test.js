@@ -6,6 +6,7 @@ const { createImapServer } = require('../lib');
 const { MemoryService } = require('./memory-service');
 const { RawClient } = require('./raw-client');
 const { loopbackClient } = require('./helpers');
+const { toCrlf } = require('../lib/crlf');
 
 const MSG1 = [
   'From: Alice Example <alice@example.com>',
@@ -193,7 +194,10 @@ test("APPEND keeps bytes exactly and answers APPENDUID; IDLE sees another sessio
   const back = await b
     .mailboxOpen('Lists')
     .then(() => b.fetchOne('1', { source: true, flags: true, internalDate: true }));
-  expect(Buffer.compare(back.source, raw)).toBe(0);
+  // Stored exactly as appended; served with CRLF line ends (RFC 3501 2.2, issue 28 item 11).
+  expect(Buffer.compare(back.source, toCrlf(raw))).toBe(0);
+  const stored = await (await service.openBackend('memory', 'alice')).getRaw('Lists', 1);
+  expect(Buffer.compare(stored, raw)).toBe(0);
   expect([...back.flags]).toEqual(['\\Draft']);
   expect(back.internalDate.toISOString()).toBe('2019-05-05T05:05:05.000Z');
   await a.logout();

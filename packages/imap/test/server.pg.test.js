@@ -3,6 +3,7 @@
 const { msg } = require('../../../test/support/mail');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
+const { toCrlf } = require('../lib/crlf');
 
 // Every command through imapflow (and the raw wire where the format matters), on the real
 // store through @mailgate/service.
@@ -107,7 +108,8 @@ test('FETCH: flags, internal date, size, envelope, bodystructure, exact BODY[] a
   expect([...all[0].flags]).toEqual(['\\Seen']);
   expect([...all[1].flags]).toEqual(['$Forwarded']);
   expect(all[0].internalDate.toISOString()).toBe('2001-05-15T00:00:00.000Z');
-  expect(all.map((m) => m.size)).toEqual([M1.length, M2.length, M3.length]);
+  // RFC822.SIZE is the size of what BODY[] sends: the CRLF form (issue 28 item 11).
+  expect(all.map((m) => m.size)).toEqual([M1, M2, M3].map((m) => toCrlf(m).length));
   expect(all[0].envelope).toMatchObject({
     subject: 'Gas forecast',
     from: [{ name: 'Phillip Allen', address: 'phillip.allen@enron.com' }],
@@ -127,7 +129,7 @@ test('FETCH: flags, internal date, size, envelope, bodystructure, exact BODY[] a
     [3, M3],
   ]) {
     const m = await c.fetchOne(String(uid), { source: true }, { uid: true });
-    expect(m.source.equals(raw)).toBe(true);
+    expect(m.source.equals(toCrlf(raw))).toBe(true);
   }
   const parts = await c.fetchOne(
     '2',
@@ -136,13 +138,13 @@ test('FETCH: flags, internal date, size, envelope, bodystructure, exact BODY[] a
   );
   expect(parts.bodyParts.get('1').toString()).toBe('caf=E9 au lait');
   expect(parts.bodyParts.get('2').toString()).toBe(
-    'From: inner@example.org\nSubject: inner message\n\ninner body',
+    'From: inner@example.org\r\nSubject: inner message\r\n\r\ninner body',
   );
   expect(parts.bodyParts.get('2.1').toString()).toBe('inner body');
   expect(parts.bodyParts.get('1.mime').toString()).toMatch(
-    /^Content-Type: text\/plain; charset=ISO-8859-1\n/,
+    /^Content-Type: text\/plain; charset=ISO-8859-1\r\n/,
   );
-  expect(parts.bodyParts.get('text').toString()).toMatch(/^--b1\n/);
+  expect(parts.bodyParts.get('text').toString()).toMatch(/^--b1\r\n/);
   // EXAMINE: BODY[] without PEEK must not set \Seen.
   const again = await c.fetchOne('3', { flags: true }, { uid: true });
   expect([...again.flags]).toEqual([]);
@@ -157,7 +159,7 @@ test('raw wire: HEADER.FIELDS, partial, RFC822.SIZE equals the literal length, i
     'c',
     'UID FETCH 1 (RFC822.SIZE BODY.PEEK[HEADER.FIELDS (SUBJECT X-CUSTOM)] BODY.PEEK[]<0.4>)',
   );
-  expect(r).toContain(`RFC822.SIZE ${M1.length}`);
+  expect(r).toContain(`RFC822.SIZE ${toCrlf(M1).length}`);
   expect(r).toContain(
     'BODY[HEADER.FIELDS (SUBJECT X-CUSTOM)] {48}\r\nSubject: Gas forecast\r\nX-Custom: Tracking-42\r\n\r\n',
   );

@@ -14,8 +14,8 @@ const imapMetaOps = {
    * @param {number} userId
    * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {number[]} uids
-   * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string}>>}
-   *   only the uids whose metadata is stored
+   * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string, size: number}>>}
+   *   only the uids whose metadata is stored (metadata kept before imap_size existed is not)
    */
   async getImapMeta(userId, mailbox, uids) {
     const out = new Map();
@@ -24,10 +24,11 @@ const imapMetaOps = {
       this.knex,
       userId,
       mailbox,
-      `SELECT m.uid, m.imap_envelope, m.imap_body, m.imap_bodystructure, m.imap_fields
+      `SELECT m.uid, m.imap_envelope, m.imap_body, m.imap_bodystructure, m.imap_fields,
+              m.imap_size
          FROM messages m
         WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = ANY(?::bigint[])
-          AND m.imap_envelope IS NOT NULL AND NOT m.expunged`,
+          AND m.imap_envelope IS NOT NULL AND m.imap_size IS NOT NULL AND NOT m.expunged`,
       [userId, uids],
     );
     mustExist(mailbox, mb);
@@ -37,6 +38,7 @@ const imapMetaOps = {
         body: x.imap_body,
         bodystructure: x.imap_bodystructure,
         fields: x.imap_fields,
+        size: Number(x.imap_size),
       });
     }
     return out;
@@ -45,7 +47,7 @@ const imapMetaOps = {
   /**
    * @param {number} userId
    * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
-   * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
+   * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string, size: number}>} list
    */
   async putImapMeta(userId, mailbox, list) {
     if (!list.length && !isName(mailbox)) return;
@@ -56,9 +58,10 @@ const imapMetaOps = {
             u AS (
               UPDATE messages m
                  SET imap_envelope = v.envelope, imap_body = v.body,
-                     imap_bodystructure = v.bodystructure, imap_fields = v.fields
-                FROM b, unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[])
-                     AS v(uid, envelope, body, bodystructure, fields)
+                     imap_bodystructure = v.bodystructure, imap_fields = v.fields,
+                     imap_size = v.size
+                FROM b, unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[])
+                     AS v(uid, envelope, body, bodystructure, fields, size)
                WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = v.uid
               RETURNING 1)
        SELECT (SELECT count(*) FROM b)::int AS found, (SELECT count(*) FROM u)::int AS updated`,
@@ -70,6 +73,7 @@ const imapMetaOps = {
         list.map((x) => x.body),
         list.map((x) => x.bodystructure),
         list.map((x) => x.fields),
+        list.map((x) => x.size),
         userId,
       ],
     );

@@ -25,7 +25,13 @@ const {
 const MESSAGE_COPY_COLUMNS = MESSAGE_COLUMNS.filter(
   (c) => !['user_id', 'mailbox_id', 'uid', 'modseq', 'dup_index'].includes(c),
 );
-const KEPT_META_COLUMNS = ['imap_envelope', 'imap_body', 'imap_bodystructure', 'imap_fields'];
+const KEPT_META_COLUMNS = [
+  'imap_envelope',
+  'imap_body',
+  'imap_bodystructure',
+  'imap_fields',
+  'imap_size',
+];
 const SOURCE_COPY_COLUMNS = SOURCE_COLUMNS.filter(
   (c) => !['user_id', 'mailbox_id', 'uid'].includes(c),
 );

@@ -1,0 +1,47 @@
+'use strict';
+
+/*
+ * Message bytes as IMAP serves them: every line ended by CRLF (RFC 3501 2.2, 2.3.4: message
+ * data is RFC 5322, whose lines end in CRLF; Dovecot, Cyrus and WildDuck serve it so). Most
+ * mbox and Maildir mail is stored with bare LF, and is kept so (export stays byte-exact): the
+ * conversion happens here, on the way out, and every BODY[] section, partial fetch,
+ * RFC822.SIZE and BODYSTRUCTURE size is taken on the converted form. Pure; one pass.
+ */
+
+/**
+ * The bytes with each bare LF (one not preceded by CR) made CRLF; the same Buffer when there
+ * is none (mail stored with CRLF costs one scan, no copy).
+ * @param {Buffer} raw
+ * @returns {Buffer}
+ */
+function toCrlf(raw) {
+  const bare = bareLfCount(raw);
+  if (!bare) return raw;
+  const out = Buffer.allocUnsafe(raw.length + bare);
+  let o = 0;
+  let from = 0;
+  for (let nl = raw.indexOf(0x0a); nl >= 0; nl = raw.indexOf(0x0a, nl + 1)) {
+    if (nl > 0 && raw[nl - 1] === 0x0d) continue;
+    o += raw.copy(out, o, from, nl);
+    out[o++] = 0x0d;
+    out[o++] = 0x0a;
+    from = nl + 1;
+  }
+  raw.copy(out, o, from);
+  return out;
+}
+
+/**
+ * LF bytes not preceded by CR.
+ * @param {Buffer} raw
+ * @returns {number}
+ */
+function bareLfCount(raw) {
+  let n = 0;
+  for (let nl = raw.indexOf(0x0a); nl >= 0; nl = raw.indexOf(0x0a, nl + 1)) {
+    if (nl === 0 || raw[nl - 1] !== 0x0d) n++;
+  }
+  return n;
+}
+
+module.exports = { toCrlf, bareLfCount };

@@ -108,7 +108,7 @@ d('mbox rewrite under SIGKILL', () => {
       // A kill between writing the dotlock's temporary and unlinking it (a few µs) leaves the
       // temporary: harmless (it ends in .lock, no reader lists it), removed by the next writer
       // (lib/lock.js cleanDotlockTemps), checked below. Nothing else of ours may remain.
-      const temp = /^\.inbox\.mbox\.lock\.mailgate-dotlock-\d+-[0-9a-f]+\.lock$/;
+      const temp = /^\.inbox\.mbox\.lock\.mailgate-dotlock-\d+-[0-9a-f]+-[A-Za-z0-9._]+\.lock$/;
       expect(fs.readdirSync(work).filter((n) => n.includes('mailgate') && !temp.test(n))).toEqual(
         [],
       );

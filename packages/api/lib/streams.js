@@ -10,7 +10,10 @@ const { errors } = require('@mailgate/core');
  *   the connections other requests need: over the user's cap 429 TOO_MANY_STREAMS, over
  *   the server's 503 SERVER_BUSY, both with Retry-After;
  * - a write-backpressure timeout: a client that does not read for `stallMs` (the socket
- *   stays full) is disconnected, which ends the backend stream and frees its connection;
+ *   stays full and never drains) is disconnected, which ends the backend stream and frees its
+ *   connection. Progress is a 'drain' of the response, not a sample of `writableNeedDrain`:
+ *   a slow client that keeps reading has a full buffer at nearly every sample, and was cut
+ *   after 10-15 s (issue 29.8);
  * - a client that goes away ends the backend stream at once (the backend cancels its COPY).
  */
 
@@ -65,6 +68,11 @@ class StreamGate {
   watch(res, release) {
     const { stallMs } = this.opts;
     let since = null;
+    // Every drain is the client having read what was queued: the stall clock starts again.
+    const progressed = () => {
+      since = null;
+    };
+    res.on('drain', progressed);
     const timer = setInterval(
       () => {
         if (!res.writableNeedDrain) {
@@ -79,6 +87,7 @@ class StreamGate {
     timer.unref();
     res.once('close', () => {
       clearInterval(timer);
+      res.off('drain', progressed);
       release();
     });
   }

@@ -165,13 +165,13 @@ class ImapServer {
 
   accept(socket, secure) {
     if (this.closing) {
-      socket.end('* BYE Too many connections\r\n');
+      refuse(socket, 'Too many connections');
       return;
     }
     const address = addressKey(socket.remoteAddress);
     if ((this.preauthPerAddress.get(address) || 0) >= this.limits.maxConnectionsPerAddress) {
       this.log.info({ address }, 'imap: too many connections from one address');
-      socket.end('* BYE Too many connections from your address\r\n');
+      refuse(socket, 'Too many connections from your address');
       return;
     }
     const full =
@@ -181,7 +181,7 @@ class ImapServer {
       // The oldest connection that has not logged in gives way; authenticated sessions never do.
       const oldest = this.preauth.values().next().value;
       if (!oldest) {
-        socket.end('* BYE Too many connections\r\n');
+        refuse(socket, 'Too many connections');
         return;
       }
       oldest.bye('Connection queue full');
@@ -345,6 +345,19 @@ class ImapServer {
     this.credentialTimer = null;
     await Promise.all(closed);
   }
+}
+
+/**
+ * Says BYE to a connection that gets no session. It must not outlive the refusal (a client
+ * that neither reads nor closes would keep its descriptor) nor crash the process with an
+ * unhandled 'error' (a client that resets the connection at once).
+ * @param {import('node:net').Socket} socket
+ * @param {string} text
+ */
+function refuse(socket, text) {
+  socket.on('error', () => {});
+  socket.end(`* BYE ${text}\r\n`);
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 /**

@@ -249,6 +249,47 @@ describe('before login: literals, bytes, connections per address, deadline (item
     loggedIn.close();
   });
 
+  test('refused connections that reset at once or never read neither crash the server nor linger', async () => {
+    const net = require('node:net');
+    const flood = [];
+    const silent = [];
+    const connections = () =>
+      new Promise((resolve) => srv.server.servers[0].getConnections((e, n) => resolve(n)));
+    await besideInnocent('refused connections reset or left unread', srv.port, async () => {
+      for (let i = 0; i < limits.maxConnectionsPerAddress; i++) {
+        flood.push(await RawClient.connect(srv.port));
+      }
+      // Each further connection is refused. Half the clients reset it as soon as it is open;
+      // the others write a command and then neither read nor close.
+      await Promise.all(
+        Array.from(
+          { length: 40 },
+          (_, i) =>
+            new Promise((resolve) => {
+              const sock = net.connect(srv.port, '127.0.0.1');
+              sock.on('error', () => {});
+              sock.on('connect', () => {
+                if (i % 2) {
+                  sock.resetAndDestroy();
+                } else {
+                  sock.write('a LOGIN x y\r\n');
+                  sock.pause();
+                  silent.push(sock);
+                }
+                resolve();
+              });
+            }),
+        ),
+      );
+    });
+    // The server lets go of every refused connection (waited for at most 30 s).
+    for (let i = 0; i < 600 && (await connections()) > flood.length; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await connections()).toBeLessThanOrEqual(flood.length);
+    for (const c of [...flood, ...silent]) c.destroy ? c.destroy() : c.close();
+  });
+
   test('the login deadline is total: a client trickling bytes is logged out', async () => {
     await besideInnocent('trickling pre-login client', srv.port, async () => {
       const c = await RawClient.connect(srv.port);

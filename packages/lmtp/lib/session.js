@@ -13,7 +13,9 @@ const { parseCommand } = require('./protocol/parser');
 const { reply, outcomeReply } = require('./protocol/replies');
 const { COMMANDS } = require('./commands');
 
-// Bytes of pipelined input held while a command runs; above it the socket is paused.
+// Bytes of pipelined input held while a command runs (above it the socket is paused), and of
+// replies the client has not read yet (above it no further command is taken until they drain):
+// a client that pipelines without reading cannot make the server buffer without bound.
 const MAX_PENDING = 256 * 1024;
 
 class Session {
@@ -90,6 +92,8 @@ class Session {
     this.busy = true;
     try {
       while (!this.closed) {
+        if (this.socket.writableLength > MAX_PENDING) await this.drained();
+        if (this.closed) break;
         const item = this.framer.next();
         if (!item) break;
         await this.handle(item);
@@ -102,6 +106,19 @@ class Session {
       this.busy = false;
       if (!this.closed) this.socket.resume();
     }
+  }
+
+  /** Resolves once the replies written so far went out, or the connection ended. */
+  drained() {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
   }
 
   async handle(item) {
@@ -185,4 +202,4 @@ class Session {
   }
 }
 
-module.exports = { Session };
+module.exports = { Session, MAX_PENDING };

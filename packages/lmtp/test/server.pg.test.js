@@ -226,6 +226,44 @@ test('BDAT chunks, pipelined, deliver byte-exact with one reply per recipient', 
   c.end();
 });
 
+test('a client pipelining without reading its replies is held to a bounded buffer; others are served', async () => {
+  const { MAX_PENDING } = require('../lib/session');
+  await settled();
+  const flood = await session();
+  flood.socket.pause(); // reads nothing
+  // 12 MB of commands, 28 MB of replies: more than the kernel's socket buffers take.
+  const N = 2000000;
+  const noops = Buffer.from('NOOP\r\n'.repeat(N));
+  flood.write(noops);
+  const [s] = [...t.server.sessions];
+  // Give the server time to take what it will take.
+  let last = -1;
+  for (let i = 0; i < 50 && s.socket.bytesRead !== last; i++) {
+    last = s.socket.bytesRead;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(s.socket.writableLength).toBeLessThanOrEqual(MAX_PENDING + 64 * 1024);
+  expect(s.framer.buffered).toBeLessThanOrEqual(MAX_PENDING + 64 * 1024);
+  // An innocent client beside it is answered.
+  const other = await session();
+  expect((await other.cmd('LHLO mta.test')).code).toBe(250);
+  other.end();
+  // Once the flood's client reads, every command is answered.
+  const answered = new Promise((resolve) => {
+    let text = flood.buf;
+    flood.socket.removeAllListeners('data');
+    flood.socket.on('data', (d) => {
+      text += d;
+      if (text.length >= N * 14) resolve(text);
+    });
+  });
+  flood.socket.resume();
+  const text = await answered;
+  expect(text.length).toBe(N * 14);
+  expect(text.split('250 2.0.0 Ok\r\n').join('')).toBe('');
+  flood.end();
+});
+
 test('an over-long command line is refused without ending the session', async () => {
   const c = await session();
   expect((await c.cmd('LHLO ' + 'x'.repeat(10000))).text).toMatch(/^500 5\.5\.2 Line too long/);

@@ -87,7 +87,9 @@ class MboxBackend extends FileBackend {
   /**
    * File of a mailbox: INBOX is `inbox.mbox`, `INBOX` or `inbox` in the directory (Dovecot's
    * `mbox:~/mail:INBOX=~/mail/inbox.mbox`); any other mailbox is the file of that relative path.
-   * A file that is not an mbox is no mailbox (MAILBOX_NOT_FOUND, reason logged).
+   * A file that is not an mbox is no mailbox (MAILBOX_NOT_FOUND, reason logged). Neither is a
+   * symbolic link, nor a path through one (issue 29.8): the listing never shows them, and a
+   * name given directly must not reach a file outside the user's folder.
    * @param {string} mailbox
    */
   fileFor(mailbox) {
@@ -96,11 +98,11 @@ class MboxBackend extends FileBackend {
       p = ['inbox.mbox', 'INBOX', 'inbox']
         .map((n) => path.join(this.dir, n))
         .find((f) => fs.existsSync(f));
+      if (p && !this.plainFile(path.basename(p))) p = null;
     } else if (
       !mailbox.split('/').some((s) => s === '' || s === '.' || s === '..' || s.startsWith('.'))
     ) {
-      const f = path.join(this.dir, mailbox);
-      if (fs.existsSync(f) && fs.statSync(f).isFile()) p = f;
+      if (this.plainFile(mailbox)) p = path.join(this.dir, mailbox);
     }
     if (p && !isMboxFile(p)) {
       this.logger.warn({ mailbox }, 'legacy mbox: skipped a file that is not an mbox');
@@ -108,6 +110,28 @@ class MboxBackend extends FileBackend {
     }
     if (!p) throw new errors.MAILBOX_NOT_FOUND(mailbox);
     return p;
+  }
+
+  /**
+   * True when rel (a `/`-separated path under the folder) is a regular file reached through
+   * real folders only: lstat of every segment, so no symbolic link is followed.
+   * @private
+   * @param {string} rel
+   */
+  plainFile(rel) {
+    const segs = rel.split('/');
+    let cur = this.dir;
+    for (let i = 0; i < segs.length; i++) {
+      cur = path.join(cur, segs[i]);
+      let st;
+      try {
+        st = fs.lstatSync(cur);
+      } catch {
+        return false;
+      }
+      if (i < segs.length - 1 ? !st.isDirectory() : !st.isFile()) return false;
+    }
+    return true;
   }
 
   /** @returns {Promise<string[]>} INBOX first, then by name; non-mbox files left out (one log line) */

@@ -123,7 +123,7 @@ function closure(set, wild) {
  * LIST/LSUB lines for the mailboxes matching pattern. Yields to the event loop every
  * NAMES_PER_TURN names.
  * @param {import('./session').Session} s
- * @param {{command: string, reference: string, pattern: string, boxes: Array<{name: string, specialUse?: string|null, subscribed?: boolean}>, onlySubscribed?: boolean, onlySpecialUse?: boolean, markSubscribed?: boolean}} o
+ * @param {{command: string, reference: string, pattern: string, boxes: Array<{name: string, specialUse?: string|null, subscribed?: boolean, nonExistent?: boolean}>, onlySubscribed?: boolean, onlySpecialUse?: boolean, markSubscribed?: boolean}} o
  * @returns {Promise<void>}
  */
 async function sendList(s, o) {
@@ -172,6 +172,7 @@ async function sendList(s, o) {
     if (o.onlySpecialUse && !(box && box.specialUse)) continue;
     const attrs = [];
     if (!box) attrs.push('\\Noselect');
+    else if (box.nonExistent) attrs.push('\\NonExistent');
     attrs.push(parents.has(name) ? '\\HasChildren' : '\\HasNoChildren');
     if (box && box.specialUse) attrs.push(box.specialUse);
     if (o.command === 'LIST' && o.markSubscribed && box && box.subscribed)

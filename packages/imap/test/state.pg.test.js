@@ -249,6 +249,44 @@ test('subscriptions: CREATE does not subscribe; LSUB % shows unsubscribed parent
   c.close();
 });
 
+test('subscriptions survive DELETE (RFC 3501 6.3.6): LSUB and LIST (SUBSCRIBED) keep the name, CREATE finds it subscribed', async () => {
+  const c = await login();
+  await c.cmd('a', 'CREATE Kept');
+  expect(await c.cmd('b', 'SUBSCRIBE Kept')).toMatch(/^b OK/m);
+  expect(await c.cmd('c', 'DELETE Kept')).toMatch(/^c OK/m);
+  // The server must not remove the name from the subscription list by itself.
+  expect(await c.cmd('d', 'LSUB "" Kept')).toMatch(/^\* LSUB \([^)]*\) "\/" "?Kept"?\r\n/m);
+  const sub = await c.cmd('e', 'LIST (SUBSCRIBED) "" Kept');
+  expect(sub).toMatch(/^\* LIST \([^)]*\\NonExistent[^)]*\) "\/" "?Kept"?\r\n/m);
+  expect(sub).toMatch(/^\* LIST \([^)]*\\Subscribed[^)]*\) "\/" "?Kept"?\r\n/m);
+  // A plain LIST lists mailboxes only.
+  expect(await c.cmd('f', 'LIST "" Kept')).not.toMatch(/^\* LIST/m);
+  // Created again, even by CREATE (which does not subscribe), the name is still subscribed.
+  await c.cmd('g', 'CREATE Kept');
+  const again = await c.cmd('h', 'LIST (SUBSCRIBED) "" Kept');
+  expect(again).toMatch(/^\* LIST \([^)]*\\Subscribed[^)]*\) "\/" "?Kept"?\r\n/m);
+  expect(again).not.toMatch(/NonExistent/);
+  // UNSUBSCRIBE ends it, mailbox or not.
+  await c.cmd('i', 'DELETE Kept');
+  expect(await c.cmd('j', 'UNSUBSCRIBE Kept')).toMatch(/^j OK/m);
+  expect(await c.cmd('k', 'LSUB "" Kept')).not.toMatch(/^\* LSUB/m);
+  // SUBSCRIBE still wants a mailbox that exists.
+  expect(await c.cmd('l', 'SUBSCRIBE Kept')).toMatch(/^l NO/m);
+  c.close();
+});
+
+test('RENAME carries the subscriptions of the mailbox and its inferiors', async () => {
+  const c = await login();
+  await c.cmd('a', 'CREATE Trip');
+  await c.cmd('b', 'CREATE Trip/Photos');
+  await c.cmd('c', 'SUBSCRIBE Trip/Photos');
+  expect(await c.cmd('d', 'RENAME Trip Travel')).toMatch(/^d OK/m);
+  const lsub = await c.cmd('e', 'LSUB "" *');
+  expect(lsub).toMatch(/"\/" "?Travel\/Photos"?\r\n/);
+  expect(lsub).not.toMatch(/Trip/);
+  c.close();
+});
+
 test('DELETE leaves no thread key, snapshot or row naming the deleted mailbox', async () => {
   const knex = env.db.knex;
   const c = await login();

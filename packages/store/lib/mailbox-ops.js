@@ -95,9 +95,16 @@ const mailboxOps = {
     name = canonicalName(name);
     // UIDVALIDITY from the sequence that only grows (NEW_UIDVALIDITY): a name deleted and
     // created again, even within one second, never repeats one (RFC 3501 2.3.1.1).
+    // Subscribed unless opts.subscribed is false (IMAP CREATE); a name still subscribed from
+    // before (a deleted mailbox's, RFC 3501 6.3.6) stays subscribed either way.
     const r = await this.knex.raw(
-      `INSERT INTO mailboxes (user_id, name, uidvalidity, special_use, subscribed)
-       VALUES (?, ?, ${NEW_UIDVALIDITY}, ?, ?) ON CONFLICT (user_id, name) DO NOTHING RETURNING *`,
+      `WITH b AS (
+         INSERT INTO mailboxes (user_id, name, uidvalidity, special_use)
+         VALUES (?, ?, ${NEW_UIDVALIDITY}, ?) ON CONFLICT (user_id, name) DO NOTHING RETURNING *),
+       s AS (
+         INSERT INTO subscriptions (user_id, name) SELECT user_id, name FROM b WHERE ?
+         ON CONFLICT DO NOTHING)
+       SELECT * FROM b`,
       [userId, name, specialUseFor(name), opts.subscribed !== false],
     );
     if (!r.rows.length) throw new errors.MAILBOX_EXISTS(name);
@@ -128,6 +135,16 @@ const mailboxOps = {
           RETURNING id, highestmodseq`,
         [to, from.length + 1, userId, from, `${from}/`],
       );
+      // Subscriptions follow the renamed names (as Dovecot's do); a name under `to` that was
+      // subscribed already stays so.
+      await trx.raw(
+        `WITH moved AS (
+           DELETE FROM subscriptions
+            WHERE user_id = ? AND (name = ? OR starts_with(name, ?)) RETURNING user_id, name)
+         INSERT INTO subscriptions (user_id, name)
+         SELECT user_id, ? || substr(name, ?) FROM moved ON CONFLICT DO NOTHING`,
+        [userId, from, `${from}/`, to, from.length + 1],
+      );
       if (this.outbox) {
         for (const mb of r.rows) {
           const modseq = Number(mb.highestmodseq) + 1;
@@ -148,8 +165,8 @@ const mailboxOps = {
   },
 
   /**
-   * Deletes a mailbox with its messages (RFC 3501 6.3.4); its inferiors stay. INBOX cannot be
-   * deleted.
+   * Deletes a mailbox with its messages (RFC 3501 6.3.4); its inferiors stay, and so does a
+   * subscription of its name (6.3.6: never removed by the server). INBOX cannot be deleted.
    * @param {number} userId
    * @param {string} name
    */
@@ -223,28 +240,41 @@ const mailboxOps = {
   },
 
   /**
-   * Subscribes to an existing mailbox, or unsubscribes from a name. Unsubscribing from a name
-   * that is no mailbox (deleted since, or never one) succeeds: nothing is subscribed there
-   * afterwards, which is what the client asked (RFC 3501 6.3.7; Dovecot answers OK too).
+   * Subscribes to an existing mailbox, or unsubscribes from a name. Subscriptions are names
+   * (table `subscriptions`), not a mark on the mailbox row: deleting a mailbox leaves its name
+   * subscribed (RFC 3501 6.3.6). Unsubscribing from a name that is no mailbox (deleted since,
+   * or never one) succeeds: nothing is subscribed there afterwards, which is what the client
+   * asked (RFC 3501 6.3.7; Dovecot answers OK too).
    * @param {number} userId
    * @param {string} name
    * @param {boolean} subscribed
    */
   async setSubscribed(userId, name, subscribed) {
     name = canonicalName(name);
-    const n = await this.knex('mailboxes')
-      .where({ user_id: userId, name })
-      .update({ subscribed: Boolean(subscribed) });
-    if (!n && subscribed) throw new errors.MAILBOX_NOT_FOUND(name);
+    if (!subscribed) {
+      await this.knex('subscriptions').where({ user_id: userId, name }).del();
+      return;
+    }
+    // Only a mailbox that exists can be subscribed to (6.3.6 lets the server check it).
+    const r = await this.knex.raw(
+      `INSERT INTO subscriptions (user_id, name)
+       SELECT user_id, name FROM mailboxes WHERE user_id = ? AND name = ?
+       ON CONFLICT DO NOTHING RETURNING name`,
+      [userId, name],
+    );
+    if (r.rows.length) return;
+    const mb = await this.knex('mailboxes').where({ user_id: userId, name }).first('id');
+    if (!mb) throw new errors.MAILBOX_NOT_FOUND(name);
   },
 
   /**
    * @param {number} userId
-   * @returns {Promise<string[]>} subscribed mailbox names, INBOX first
+   * @returns {Promise<string[]>} subscribed names, INBOX first; a name whose mailbox was
+   *   deleted stays until it is unsubscribed
    */
   async listSubscriptions(userId) {
-    const rows = await this.knex('mailboxes')
-      .where({ user_id: userId, subscribed: true })
+    const rows = await this.knex('subscriptions')
+      .where({ user_id: userId })
       .select('name')
       .orderByRaw("(name = 'INBOX') DESC, name");
     return rows.map((r) => r.name);

@@ -132,9 +132,15 @@ class PgStore {
     if (found) return found;
     // UIDVALIDITY from the sequence that only grows (RFC 3501 2.3.1.1: never repeated for a
     // re-created mailbox name, even within the same second; mailbox-ref.js NEW_UIDVALIDITY).
+    // A mailbox an import makes is subscribed, as the legacy server showed every folder
+    // (a name subscribed already stays so; subscriptions are names, mailbox-ops.js).
     await this.knex.raw(
-      `INSERT INTO mailboxes (user_id, name, uidvalidity, special_use)
-       VALUES (?, ?, ${NEW_UIDVALIDITY}, ?) ON CONFLICT (user_id, name) DO NOTHING`,
+      `WITH b AS (
+         INSERT INTO mailboxes (user_id, name, uidvalidity, special_use)
+         VALUES (?, ?, ${NEW_UIDVALIDITY}, ?) ON CONFLICT (user_id, name) DO NOTHING
+         RETURNING user_id, name)
+       INSERT INTO subscriptions (user_id, name) SELECT user_id, name FROM b
+       ON CONFLICT DO NOTHING`,
       [userId, name, specialUseFor(name)],
     );
     return this.knex('mailboxes').where({ user_id: userId, name }).first();
@@ -158,7 +164,9 @@ class PgStore {
    */
   async listMailboxes(userId) {
     const r = await this.knex.raw(
-      `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use, b.subscribed,
+      `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use,
+              EXISTS (SELECT 1 FROM subscriptions s
+                       WHERE s.user_id = b.user_id AND s.name = b.name) AS subscribed,
               count(m.uid)::int AS total,
               count(m.uid) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags)))::int AS unseen
          FROM mailboxes b

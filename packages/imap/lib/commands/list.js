@@ -33,6 +33,13 @@ module.exports = {
       for (const t of args[3].value) if (t.type === 'atom') ret.add(t.value.toUpperCase());
     }
     const boxes = await s.backend.listMailboxes();
+    if (select.has('SUBSCRIBED')) {
+      // RFC 5258 3.1: a subscribed name without a mailbox (deleted since: RFC 3501 6.3.6 keeps
+      // its subscription) is listed too, \NonExistent.
+      const names = new Set(boxes.map((b) => b.name));
+      for (const name of await s.backend.listSubscriptions())
+        if (!names.has(name)) boxes.push({ name, subscribed: true, nonExistent: true });
+    }
     for (const pattern of patterns) {
       await sendList(s, {
         command: 'LIST',

@@ -64,3 +64,35 @@ test('a server started on demand stops when its last user ends, not before', asy
   await new Promise((resolve) => holder.once('exit', resolve));
   expect(status().running).toBe(false);
 });
+
+test('the demo on the embedded server says to start it once: each later command then reuses it', () => {
+  // Issue 30.15: every command after the quick start paid 2-5 s to start and stop the server.
+  expect(status().running).toBe(false);
+  const demo = cli(['demo', '--no-serve', '--user', 'quick']);
+  expect(demo.code).toBe(0);
+  const tries = demo.stdout.slice(demo.stdout.indexOf('Try:')).split('\n').slice(1);
+  expect(tries[0]).toMatch(/^ {2}npx mailgate db start\b/);
+  // Started on demand, the server went with the demo; after `db start` it stays for commands.
+  expect(status().running).toBe(false);
+  expect(cli(['db', 'start']).code).toBe(0);
+  const pid = status().pid;
+  expect(cli(['ls', '--user', 'quick', '--json']).code).toBe(0);
+  expect(status()).toMatchObject({ running: true, pid, persistent: true });
+});
+
+test('the embedded server bounds its WAL (issue 30.6: pg_wal reached 2.1 GB)', async () => {
+  expect(status().running).toBe(true); // started for good by the test above
+  const pg = require('pg');
+  const { EmbeddedPostgres } = require('@mailgate/core');
+  const client = new pg.Client({ connectionString: new EmbeddedPostgres(home).url() });
+  await client.connect();
+  try {
+    const show = async (name) => (await client.query(`SHOW ${name}`)).rows[0][name];
+    expect(await show('max_wal_size')).toBe('512MB');
+    expect(await show('min_wal_size')).toBe('64MB');
+    expect(await show('wal_compression')).not.toBe('off');
+  } finally {
+    await client.end();
+  }
+  expect(cli(['db', 'stop']).code).toBe(0);
+});

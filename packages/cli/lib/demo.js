@@ -63,8 +63,14 @@ async function demo({ service, user, config, log }) {
     );
   }
   const bin = 'npx mailgate';
+  // Issue 30.15: a command that finds no server starts the embedded one and stops it when it
+  // ends, 2-5 s each time; started by `db start` it stays up for every command that follows.
+  const dbStart = config.databaseUrl
+    ? ''
+    : `  ${bin} db start    # keep the database running between the commands below (db stop ends it)\n`;
   process.stdout.write(
     `\n${total ? `Imported ${total} new messages.` : 'Everything was already imported (imports are idempotent).'} Try:\n` +
+      dbStart +
       `  ${bin} ls --user ${user}\n` +
       `  ${bin} ls --user ${user} --mailbox INBOX --limit 20\n` +
       `  ${bin} search 'from:taint.org subject:razor' --user ${user}\n` +

@@ -270,9 +270,10 @@ const mailOps = {
 
   /**
    * Raw bytes of many messages in one query (IMAP FETCH of a range), in uid order; expunged
-   * ones are absent. With `prefix`, only the first `prefix` bytes of each: raw is stored
-   * uncompressed out of line (STORAGE EXTERNAL), so PostgreSQL reads only the TOAST chunks
-   * holding them — a header-only FETCH never drags bodies through the buffer cache.
+   * ones are absent. With `prefix`, only the first `prefix` bytes of each: PostgreSQL reads
+   * and decompresses only the start of a compressed out-of-line value (raw is compressed since
+   * migrations/20261127500000_compressed_text.js), so a header-only FETCH does not drag whole
+   * bodies through the buffer cache.
    * @param {number} userId
    * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
    * @param {number[]} uids

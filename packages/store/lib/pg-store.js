@@ -572,7 +572,8 @@ class PgStore {
     try {
       await client.query('BEGIN');
       // Bulk loads append GIN entries to the indexes' pending lists instead of merging them
-      // row by row; cleanGinPending() merges them in bulk when the import ends.
+      // row by row; the importer merges them with cleanGinPending() every 2 MB of mail and at
+      // the end (a merge an insert set off would not hand its freed pages back for reuse).
       await client.query("SET LOCAL gin_pending_list_limit = '1GB'");
       // An OS crash may lose the last few batches, never part of one: the checkpoint commits
       // with its rows, so a resumed import redoes exactly what was lost. Saves an fsync wait
@@ -687,9 +688,48 @@ class PgStore {
    * @param {number} userId
    */
   async cleanGinPending(userId) {
+    const queue = (await this.ginIndexes(userId)).map((x) => x.name);
+    const worker = async () => {
+      while (queue.length) {
+        const name = queue.shift();
+        await this.knex.raw('SELECT gin_clean_pending_list(?::regclass)', [name]);
+      }
+    };
+    await Promise.all([worker(), worker()]);
+  }
+
+  /**
+   * Rebuilds a user's GIN indexes, each in one pass over its table (REINDEX CONCURRENTLY:
+   * searches and writes go on meanwhile). After a bulk import into an empty partition (the
+   * importer's call): an index grown by merging pending lists batch after batch is 2-8 times the
+   * size of one built in one pass (issue 30.6: the Enron set's trigram index 236 MB merged every
+   * 2 MB of mail, 128 MB built). Two tables at a time, so both cores work; the indexes of one
+   * table one after the other (a REINDEX CONCURRENTLY locks its table against another).
+   * @param {number} userId
+   */
+  async rebuildGinIndexes(userId) {
+    const byTable = new Map();
+    for (const x of await this.ginIndexes(userId)) {
+      if (!byTable.has(x.tbl)) byTable.set(x.tbl, []);
+      byTable.get(x.tbl).push(x.name);
+    }
+    const queue = [...byTable.values()];
+    const worker = async () => {
+      while (queue.length) {
+        // Catalog names as regclass prints them (quoted where needed): no user input here.
+        for (const name of queue.shift()) await this.knex.raw(`REINDEX INDEX CONCURRENTLY ${name}`);
+      }
+    };
+    await Promise.all([worker(), worker()]);
+  }
+
+  /** The GIN indexes of a user's partitions, largest first: {name, tbl}. */
+  async ginIndexes(userId) {
     const r = await this.knex.raw(
-      `SELECT c.oid::regclass::text AS name FROM pg_inherits i
+      `SELECT c.oid::regclass::text AS name, x.indrelid::regclass::text AS tbl
+         FROM pg_inherits i
          JOIN pg_class c ON c.oid = i.inhrelid
+         JOIN pg_index x ON x.indexrelid = c.oid
          JOIN pg_am a ON a.oid = c.relam
         WHERE a.amname = 'gin' AND (c.relname LIKE ? OR c.relname LIKE ? OR c.relname LIKE ?)
         ORDER BY pg_relation_size(c.oid) DESC`,
@@ -699,14 +739,17 @@ class PgStore {
         `message\\_chunks\\_u${Number(userId)}\\_%`,
       ],
     );
-    const queue = r.rows.map((x) => x.name);
-    const worker = async () => {
-      while (queue.length) {
-        const name = queue.shift();
-        await this.knex.raw('SELECT gin_clean_pending_list(?::regclass)', [name]);
-      }
-    };
-    await Promise.all([worker(), worker()]);
+    return r.rows;
+  }
+
+  /**
+   * Whether a user has no message rows at all (the importer's test for a bulk import).
+   * @param {number} userId
+   * @returns {Promise<boolean>}
+   */
+  async userHasNoMail(userId) {
+    const r = await this.knex.raw('SELECT 1 FROM messages WHERE user_id = ? LIMIT 1', [userId]);
+    return r.rows.length === 0;
   }
 
   /**

@@ -40,7 +40,7 @@ test('a resumed import reports what the killed run did apart, and its rate on ne
   await knex('import_jobs')
     .where({ id: job.id })
     .update({ state: 'running', checkpoint: JSON.stringify({ index: 35 }) });
-  const h = suite.cli(['import', 'mh', dir, '--user', 'res', '--quiet'], { env });
+  const h = suite.cli(['import', 'mh', dir, '--user', 'res'], { env });
   expect(h.stderr).toMatch(
     /done: 40 messages, 0 imported, 40 already present \(35 stored by the run this one resumed, only re-checked\), .* msg\/s on new messages\)/,
   );

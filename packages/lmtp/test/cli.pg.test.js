@@ -87,6 +87,33 @@ test('database unreachable exits 75 EX_TEMPFAIL, not a bounce', () => {
   expect(r.stderr).toMatch(/^[A-Z_]+: /m);
 });
 
+test('the address table (MAILGATE_ADDRESS_MAP) comes before the local part; a broken one defers', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-addrmap-'));
+  const map = path.join(dir, 'map.json');
+  fs.writeFileSync(
+    map,
+    JSON.stringify({ 'postmaster@example.com': 'dora', 'pia@example.com': 'dora' }),
+  );
+  try {
+    const before = (await stored(service, 'dora', 'INBOX')).length;
+    const env = { MAILGATE_ADDRESS_MAP: map };
+    // Any case of a listed address; a listed address wins over a user of that local part.
+    expect(deliver(['-a', 'PostMaster@Example.COM'], MSG, env).code).toBe(0);
+    expect(deliver(['-a', 'pia@example.com'], MSG, env).code).toBe(0);
+    expect(await stored(service, 'dora', 'INBOX')).toHaveLength(before + 2);
+    expect(deliver(['-a', 'postmaster@example.com'], MSG).code).toBe(67); // without the table
+    fs.writeFileSync(map, '{not json');
+    const r = deliver(['-a', 'dora@example.com'], MSG, env);
+    expect(r.code).toBe(75);
+    expect(r.stderr).toMatch(/^CONFIG_INVALID: .*MAILGATE_ADDRESS_MAP/m);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('missing -a is a usage error (exit 2)', () => {
   expect(deliver([], MSG).code).toBe(2);
 });

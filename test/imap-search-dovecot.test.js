@@ -11,10 +11,9 @@
  * attachment, message/rfc822 parts).
  *
  * Differences kept on purpose, and so not asked here (packages/imap/README.md says why):
- * HTML parts are searched as their text (Dovecot searches the markup: `BODY nbsp`), text is
- * compared lower-cased without Unicode compatibility folding (Dovecot maps U+00A0 to a space),
- * and LARGER/SMALLER (mailgate compares the stored size, Dovecot RFC822.SIZE:
- * for mail stored with bare LF they differ by its line count).
+ * HTML parts are searched as their text (Dovecot searches the markup: `BODY nbsp`), and text
+ * is compared lower-cased without Unicode compatibility folding (Dovecot maps U+00A0 to a
+ * space). LARGER/SMALLER compare RFC822.SIZE (the CRLF size) on both.
  * Needs Dovecot and root (skips with a reason outside CI).
  */
 
@@ -133,6 +132,10 @@ const QUERIES = [
   'ON 22-Aug-2002',
   'SINCE 1-Oct-2002',
   'BEFORE 1-Sep-2002',
+  'LARGER 10000',
+  'SMALLER 2000',
+  'LARGER 3000 SMALLER 3200',
+  'NOT LARGER 250',
   'SEEN',
   'UNSEEN',
   'FLAGGED',

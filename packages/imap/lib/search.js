@@ -17,6 +17,7 @@ const { parseSequenceSet, compileSet } = require('./sequence');
 const { allRows } = require('./mail-data');
 const { parseTree } = require('./mime-tree');
 const { MONTHS } = require('./fetch');
+const { bareLfCount } = require('./crlf');
 
 const MAX_DEPTH = 64;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
@@ -136,14 +137,7 @@ function parseKey(st, depth) {
       return { kind: 'or', children: [parseKey(st, depth + 1), parseKey(st, depth + 1)] };
     case 'LARGER':
     case 'SMALLER':
-      return {
-        kind: 'ast',
-        ast: {
-          type: 'size',
-          op: key === 'LARGER' ? 'larger' : 'smaller',
-          value: numberArg(next(st, 'size'), 'size'),
-        },
-      };
+      return sizeKey(key, numberArg(next(st, 'size'), 'size'));
     case 'BEFORE':
     case 'ON':
     case 'SINCE': {
@@ -204,6 +198,46 @@ function searchDate(token) {
   const d = new Date(`${iso}T00:00:00Z`);
   if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== iso) throw bad('Invalid date');
   return iso;
+}
+
+/**
+ * LARGER / SMALLER compare RFC822.SIZE (RFC 3501 6.4.4), the size of the CRLF form served
+ * (crlf.js), while the stored size counts a bare LF once. As the served size is between the
+ * stored size and twice it, the service's size search decides every message but those whose
+ * stored size leaves both answers open; their bytes are read and their LFs counted.
+ * @param {'LARGER'|'SMALLER'} key
+ * @param {number} n
+ */
+function sizeKey(key, n) {
+  const size = (op, value) => ({ kind: 'ast', ast: { type: 'size', op, value } });
+  const served = (raw) => raw.length + bareLfCount(raw);
+  if (key === 'LARGER') {
+    // Stored > n: served > n. Stored <= n/2: served <= n.
+    return {
+      kind: 'or',
+      children: [
+        size('larger', n),
+        {
+          kind: 'and',
+          children: [
+            size('larger', Math.floor(n / 2)),
+            { kind: 'raw', test: (raw) => served(raw) > n },
+          ],
+        },
+      ],
+    };
+  }
+  // Stored < n/2: served < n. Stored >= n: served >= n.
+  return {
+    kind: 'or',
+    children: [
+      size('smaller', Math.ceil(n / 2)),
+      {
+        kind: 'and',
+        children: [size('smaller', n), { kind: 'raw', test: (raw) => served(raw) < n }],
+      },
+    ],
+  };
 }
 
 /** `YYYY-MM-DD` plus n days. */

@@ -79,6 +79,19 @@ test('FLAGS RFC822.SIZE (kept metadata, no message read) is the CRLF size too', 
   expect(b).toMatch(new RegExp(`RFC822\\.SIZE ${SERVED.length}\\)`));
 });
 
+test('SEARCH LARGER/SMALLER compare RFC822.SIZE, the CRLF size', async () => {
+  const hits = async (key) => {
+    const r = await c.cmd('q', `SEARCH ${key}`);
+    return /^\* SEARCH([ \d]*)\r$/m.exec(r)[1].trim();
+  };
+  expect(await hits(`LARGER ${LF.length}`)).toBe('1');
+  expect(await hits(`LARGER ${SERVED.length - 1}`)).toBe('1');
+  expect(await hits(`LARGER ${SERVED.length}`)).toBe('');
+  expect(await hits(`SMALLER ${SERVED.length}`)).toBe('');
+  expect(await hits(`SMALLER ${SERVED.length + 1}`)).toBe('1');
+  expect(await hits(`NOT LARGER ${LF.length}`)).toBe('');
+});
+
 test('the stored bytes are untouched', async () => {
   const be = await env.service.openBackend('pg', 'lf');
   const rows = await be.scan('INBOX', {});

@@ -45,11 +45,15 @@ async function build(opts) {
   if (!opts || !(opts.service || opts.knex)) {
     throw new TypeError('build: opts.service (or opts.knex) is required');
   }
+  // Node enforces requestTimeout on a request's headers only; its body is bounded by
+  // headersTimeout, 60 s by default whatever requestTimeout says (a trickled body was cut at
+  // 60-65 s where the README says 30, issue 29.8). Both are the one request timeout.
+  const requestTimeout = (opts.fastify && opts.fastify.requestTimeout) ?? 30000;
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // Explicit timeouts: a slow or stuck client cannot hold a socket for ever.
     connectionTimeout: 30000,
-    requestTimeout: 30000,
+    requestTimeout,
     keepAliveTimeout: 10000,
     bodyLimit: 1024 * 1024,
     // Mailbox names may be up to 512 characters (percent-encoded: longer).
@@ -69,7 +73,11 @@ async function build(opts) {
     clientErrorHandler,
     // Node's defaults, stated: headers (URL included) up to 16 KB, else 431; requestTimeout
     // is enforced by a check every 2 s (Node's default: 30 s).
-    http: { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: 2000 },
+    http: {
+      maxHeaderSize: 16 * 1024,
+      connectionsCheckingInterval: 2000,
+      ...(requestTimeout > 0 ? { headersTimeout: requestTimeout } : {}),
+    },
     ...(opts.fastify || {}),
   });
   for (const s of schemas.all) app.addSchema(s);

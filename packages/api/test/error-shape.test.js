@@ -132,6 +132,31 @@ describe("Node's and Fastify's own errors", () => {
     expect(body.error.code).toBe('REQUEST_TIMEOUT');
   });
 
+  test('issue 29.8: a body that trickles in is cut at the request timeout too (408), not at 60 s', async () => {
+    const u = new URL(base);
+    const text = await new Promise((resolve, reject) => {
+      const s = net.connect(Number(u.port), u.hostname);
+      let b = '';
+      s.on('data', (d) => (b += d));
+      s.on('error', reject);
+      s.write(
+        'POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+          'Content-Length: 1000\r\n\r\n',
+      );
+      // One byte every 200 ms: the whole body would take 200 s.
+      const trickle = setInterval(() => s.writable && s.write(' '), 200);
+      // Node's own headersTimeout (60 s) is far beyond this wait; the request timeout of
+      // this app (1.5 s, checked every 2 s) is well inside it.
+      const give = setTimeout(() => s.destroy(), 20000);
+      s.on('close', () => {
+        clearInterval(trickle);
+        clearTimeout(give);
+        resolve(b);
+      });
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
   test('unsupported methods and bodies on GET routes answer coded errors', async () => {
     for (const method of ['PUT', 'PATCH', 'OPTIONS', 'TRACE']) {
       const r = await req(t.app, token, { method, url: '/api/v1/mailboxes' });

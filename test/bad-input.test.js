@@ -20,7 +20,9 @@ function importMbox(name, buf, user = 'bad') {
   return { r: r.json, file };
 }
 const subjects = (mailbox, user = 'bad') =>
-  cli(['ls', '--user', user, '--mailbox', mailbox, '--json']).json.messages.map((m) => m.subject);
+  cli(['ls', '--user', user, '--mailbox', mailbox, '--order', 'uid', '--json']).json.messages.map(
+    (m) => m.subject,
+  );
 
 test('NUL bytes: in a header → quarantined; in a body → stored exactly, text searchable', async () => {
   const nulHeader = Buffer.concat([
@@ -144,7 +146,8 @@ test('a 50 MB message imports and round-trips', () => {
   });
   const { r, file } = importMbox('big.mbox', mboxOf([good(1), big, good(3)]));
   expect(r).toMatchObject({ messages: 3, imported: 3, quarantined: 0 });
-  const rows = cli(['ls', '--user', 'bad', '--mailbox', 'big', '--json']).json.messages;
+  const rows = cli(['ls', '--user', 'bad', '--mailbox', 'big', '--order', 'uid', '--json']).json
+    .messages;
   expect(rows[1].size).toBe(big.length);
   expect(cli(['verify', 'mbox', file, '--user', 'bad', '--mailbox', 'big']).code).toBe(0);
 });

@@ -20,7 +20,18 @@ test('demo imports the SpamAssassin sample, shows it, and is idempotent', () => 
   const hits = /Search "linux" in INBOX: (\d+) of 2500/.exec(first.stdout);
   expect(Number(hits[1])).toBeGreaterThan(0);
   // The printed commands work as printed.
-  const ls = cli(['ls', '--user', 'demo1', '--mailbox', 'INBOX', '--limit', '3', '--json']);
+  const ls = cli([
+    'ls',
+    '--user',
+    'demo1',
+    '--mailbox',
+    'INBOX',
+    '--limit',
+    '3',
+    '--order',
+    'uid',
+    '--json',
+  ]);
   expect(ls.json.messages).toHaveLength(3);
 
   const again = cli(['demo', '--user', 'demo1']);

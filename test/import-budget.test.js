@@ -35,7 +35,9 @@ test('a batch slower than the database pool idle timeout still ends with the rep
   expect(r.stdout).not.toBe('');
   expect(r.code).toBe(0);
   expect(r.json).toMatchObject({ messages: 3, imported: 3, quarantined: 0 });
-  const ls = suite.cli(['ls', '--user', 'slow', '--mailbox', 'INBOX', '--json'], { env });
+  const ls = suite.cli(['ls', '--user', 'slow', '--mailbox', 'INBOX', '--order', 'uid', '--json'], {
+    env,
+  });
   expect(ls.json.messages.map((m) => m.subject).sort()).toEqual(['heavy 1', 'heavy 1', 'ordinary']);
 });
 
@@ -56,7 +58,7 @@ test('a message over the parse memory budget is quarantined raw as too-complex, 
   expect(r.code).toBe(0);
   expect(r.json).toMatchObject({ messages: 3, imported: 2, quarantined: 1 });
   expect(r.json.quarantine[0]).toMatchObject({ reason: 'too-complex' });
-  const ls = suite.cli(['ls', '--user', 'hog', '--mailbox', 'INBOX', '--json']);
+  const ls = suite.cli(['ls', '--user', 'hog', '--mailbox', 'INBOX', '--order', 'uid', '--json']);
   expect(ls.json.messages.map((m) => m.subject).sort()).toEqual(['after', 'before']);
   const q = suite.cli(['quarantine', '--user', 'hog', '--json']).json;
   expect(q.quarantine).toHaveLength(1);

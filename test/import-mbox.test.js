@@ -34,7 +34,8 @@ test('imports an mbox, keeps flags, and round-trips byte for byte', () => {
   expect(ls.mailboxes).toEqual([
     expect.objectContaining({ name: 'INBOX', total: 4, unseen: 3, uidnext: 5 }),
   ]);
-  const rows = cli(['ls', '--user', 'alice', '--mailbox', 'INBOX', '--json']).json.messages;
+  const rows = cli(['ls', '--user', 'alice', '--mailbox', 'INBOX', '--order', 'uid', '--json']).json
+    .messages;
   expect(rows.map((x) => x.uid)).toEqual([1, 2, 3, 4]);
   expect(rows[1]).toMatchObject({
     subject: 'Body with From lines',
@@ -126,6 +127,7 @@ test('CRLF mbox round-trips exactly', () => {
   const out = path.join(tmp, 'crlf-out.mbox');
   cli(['export', 'mbox', '--user', 'alice', '--mailbox', 'crlf', '--out', out]);
   expect(fs.readFileSync(out).equals(data)).toBe(true);
-  const rows = cli(['ls', '--user', 'alice', '--mailbox', 'crlf', '--json']).json.messages;
+  const rows = cli(['ls', '--user', 'alice', '--mailbox', 'crlf', '--order', 'uid', '--json']).json
+    .messages;
   expect(rows.map((x) => x.subject)).toEqual(['crlf one', 'crlf two']);
 });

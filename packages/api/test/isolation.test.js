@@ -81,7 +81,7 @@ test('B’s flag changes and expunges never touch A’s messages', async () => {
   });
   expect(ex.json().expunged).toEqual([1, 2]);
   await t.app.purger.idle();
-  const mine = (await req(t.app, a, { url: '/api/v1/mailboxes/INBOX/messages' })).json();
+  const mine = (await req(t.app, a, { url: '/api/v1/mailboxes/INBOX/messages?order=uid' })).json();
   expect(mine.messages.map((m) => m.uid)).toEqual([1, 2, 3, 4, 5]);
   expect(mine.messages.every((m) => !m.flags.includes('\\Deleted'))).toBe(true);
 });

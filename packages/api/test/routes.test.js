@@ -186,7 +186,7 @@ describe('mailboxes and header scans', () => {
     let cursor = null;
     do {
       const r = await get(
-        `/api/v1/mailboxes/INBOX/messages?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        `/api/v1/mailboxes/INBOX/messages?order=uid&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
       );
       expect(r.statusCode).toBe(200);
       expect(r.headers['server-timing']).toMatch(/^pg;dur=/);
@@ -214,7 +214,7 @@ describe('mailboxes and header scans', () => {
   });
 
   test('header rows carry the contract fields', async () => {
-    const m = (await get('/api/v1/mailboxes/INBOX/messages?limit=1')).json().messages[0];
+    const m = (await get('/api/v1/mailboxes/INBOX/messages?order=uid&limit=1')).json().messages[0];
     expect(m).toEqual({
       uid: 1,
       from: { name: 'Alice Example', address: 'a@example.org' },
@@ -235,7 +235,8 @@ describe('mailboxes and header scans', () => {
   });
 
   test('NDJSON streams the whole mailbox with the same rows', async () => {
-    const page = (await get('/api/v1/mailboxes/INBOX/messages?limit=100')).json().messages;
+    const page = (await get('/api/v1/mailboxes/INBOX/messages?order=uid&limit=100')).json()
+      .messages;
     const r = await get('/api/v1/mailboxes/INBOX/messages', token, {
       accept: 'application/x-ndjson',
     });
@@ -256,7 +257,8 @@ describe('mailboxes and header scans', () => {
   });
 
   test('view=list: the list view of the same rows, paged and as NDJSON in every order', async () => {
-    const full = (await get('/api/v1/mailboxes/INBOX/messages?limit=100')).json().messages;
+    const full = (await get('/api/v1/mailboxes/INBOX/messages?order=uid&limit=100')).json()
+      .messages;
     const project = (m) => ({
       uid: m.uid,
       from: m.from,
@@ -269,7 +271,7 @@ describe('mailboxes and header scans', () => {
       hasAttachments: m.hasAttachments,
       modseq: m.modseq,
     });
-    const page = await get('/api/v1/mailboxes/INBOX/messages?limit=2&view=list');
+    const page = await get('/api/v1/mailboxes/INBOX/messages?order=uid&limit=2&view=list');
     expect(page.json().messages).toEqual(full.slice(0, 2).map(project));
     expect(page.json().messages[0]).not.toHaveProperty('to');
     const nd = async (order) => {

@@ -32,7 +32,7 @@ const search = async (q, mailbox = 'INBOX') => {
 };
 
 test('fixture sizes are what the size expectations assume', async () => {
-  const r = await req(t.app, token, { url: '/api/v1/mailboxes/INBOX/messages' });
+  const r = await req(t.app, token, { url: '/api/v1/mailboxes/INBOX/messages?order=uid' });
   const sizes = r.json().messages.map((m) => m.size);
   expect(sizes[0]).toBeLessThan(1024);
   expect(sizes[1]).toBeGreaterThan(1024);
@@ -104,7 +104,7 @@ test('without a mailbox, search covers every mailbox and names it', async () => 
 });
 
 test('search answers header rows, limited by limit, and the total', async () => {
-  const r = await req(t.app, token, { url: '/api/v1/search?q=to:a@example&limit=2' });
+  const r = await req(t.app, token, { url: '/api/v1/search?q=to:a@example&limit=2&order=uid' });
   const b = r.json();
   expect(b.total).toBe(3);
   expect(b.messages.map((m) => [m.mailbox, m.uid, m.subject])).toEqual([

@@ -172,7 +172,8 @@ describe('a mailbox in the list cache', () => {
     const rows = [];
     let cursor = null;
     do {
-      const qs = cursor ? `?limit=50&cursor=${encodeURIComponent(cursor)}` : '?limit=50';
+      // uid order, the NDJSON feed's (pages default to newest first by date).
+      const qs = `?order=uid&limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
       const r = await fetch(`http://127.0.0.1:${port}/api/v1/mailboxes/${mailbox}/messages${qs}`, {
         headers: { authorization: `Bearer ${alice}` },
       });

@@ -29,7 +29,14 @@ const errorOf = (r) => [r.statusCode, r.json().error.code];
 const names = async (tok = alice) =>
   (await call('GET', '/mailboxes', undefined, tok)).json().mailboxes.map((b) => b.name);
 const subjects = async (box, tok = alice) =>
-  (await call('GET', `/mailboxes/${encodeURIComponent(box)}/messages?limit=100`, undefined, tok))
+  (
+    await call(
+      'GET',
+      `/mailboxes/${encodeURIComponent(box)}/messages?limit=100&order=uid`,
+      undefined,
+      tok,
+    )
+  )
     .json()
     .messages.map((m) => [m.uid, m.subject]);
 
@@ -458,7 +465,7 @@ describe('threads and previews', () => {
     expect(rows[0].threadId).toMatch(/^[0-9a-f]{16}$/);
     expect(rows[1].threadId).toBe(rows[0].threadId);
     expect(rows[2].threadId).not.toBe(rows[0].threadId);
-    const found = (await call('GET', '/search?q=noon', undefined, dana)).json();
+    const found = (await call('GET', '/search?q=noon&order=uid', undefined, dana)).json();
     expect(found.messages[0].preview).toBe('Shall we meet at noon?');
     expect(found.messages[0].threadId).toBe(rows[0].threadId);
   });

@@ -33,8 +33,8 @@ const get = (token, url) => req(t.app, token, { url });
 const post = (token, url, payload) => req(t.app, token, { method: 'POST', url, payload });
 
 test.each(['mbox', 'maildir'])('header scan with backend=%s matches pg', async (b) => {
-  const pg = await get(alice, '/api/v1/mailboxes/INBOX/messages');
-  const r = await get(alice, `/api/v1/mailboxes/INBOX/messages?backend=${b}&limit=2`);
+  const pg = await get(alice, '/api/v1/mailboxes/INBOX/messages?order=uid');
+  const r = await get(alice, `/api/v1/mailboxes/INBOX/messages?backend=${b}&limit=2&order=uid`);
   expect(r.statusCode).toBe(200);
   expect(r.headers['server-timing']).toMatch(/dur=/);
   const strip = (x) => ({
@@ -47,7 +47,7 @@ test.each(['mbox', 'maildir'])('header scan with backend=%s matches pg', async (
   expect(r.json().messages.map(strip)).toEqual(pg.json().messages.slice(0, 2).map(strip));
   const next = await get(
     alice,
-    `/api/v1/mailboxes/INBOX/messages?backend=${b}&limit=2&cursor=${r.json().nextCursor}`,
+    `/api/v1/mailboxes/INBOX/messages?backend=${b}&limit=2&order=uid&cursor=${r.json().nextCursor}`,
   );
   expect(next.json().messages.map((x) => x.subject)).toEqual(['gamma okapi']);
   const nd = await req(t.app, alice, {
@@ -59,7 +59,7 @@ test.each(['mbox', 'maildir'])('header scan with backend=%s matches pg', async (
 });
 
 test.each(['mbox', 'maildir'])('search, flags and expunge with backend=%s', async (b) => {
-  const s = await get(alice, `/api/v1/search?q=text:okapi&backend=${b}`);
+  const s = await get(alice, `/api/v1/search?q=text:okapi&backend=${b}&order=uid`);
   expect(s.statusCode).toBe(200);
   expect(s.headers['server-timing']).toMatch(/dur=/);
   expect(s.json()).toMatchObject({ total: 2, mailboxes: [{ mailbox: 'INBOX', uids: [1, 3] }] });
@@ -76,7 +76,7 @@ test.each(['mbox', 'maildir'])('search, flags and expunge with backend=%s', asyn
   const e = await post(alice, `/api/v1/mailboxes/INBOX/expunge?backend=${b}`, {});
   expect(e.statusCode).toBe(200);
   expect(e.json().expunged).toEqual([2]);
-  const after = await get(alice, `/api/v1/mailboxes/INBOX/messages?backend=${b}`);
+  const after = await get(alice, `/api/v1/mailboxes/INBOX/messages?backend=${b}&order=uid`);
   expect(after.json().messages.map((m) => m.subject)).toEqual(['alpha okapi', 'gamma okapi']);
 });
 

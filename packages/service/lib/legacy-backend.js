@@ -106,18 +106,23 @@ class LegacyBackend extends MailBackend {
       throw new errors.MAILBOX_NOT_FOUND(opts.mailbox);
     }
     const { sort, desc } = paging.searchOrder(opts.order);
-    if (sort && sort !== 'uid') {
+    if (sort && sort !== 'uid' && sort !== 'date') {
       throw new errors.UNSUPPORTED_OPERATION(this.kind, `search order ${opts.order}`);
     }
     const r = await this.impl.search(ast, { mailbox: opts.mailbox });
-    // order=uid/-uid: by uid across mailboxes (the files know no other order cheaply).
-    const hits = sort
-      ? [...r.hits].sort((a, b) =>
-          desc
-            ? b.uid - a.uid || (a.mailbox < b.mailbox ? 1 : -1)
-            : a.uid - b.uid || (a.mailbox < b.mailbox ? -1 : 1),
-        )
-      : r.hits;
+    let hits = r.hits;
+    if (sort === 'uid') {
+      // order=uid/-uid: by uid across mailboxes.
+      hits = [...r.hits].sort((a, b) =>
+        desc
+          ? b.uid - a.uid || (a.mailbox < b.mailbox ? 1 : -1)
+          : a.uid - b.uid || (a.mailbox < b.mailbox ? -1 : 1),
+      );
+    } else if (sort === 'date') {
+      // order=date/-date (the API's default): the hits' header rows give the date the pg
+      // store sorts by (Date header, else internal date), ties by mailbox and uid.
+      hits = await this.byDate(r.hits, desc);
+    }
     const { page, nextCursor } = paging.pageHits(hits, {
       ...opts,
       order: sort ? 'asc' : opts.order,
@@ -131,6 +136,27 @@ class LegacyBackend extends MailBackend {
     const pos = new Map(page.map((h, i) => [`${h.mailbox}\0${h.uid}`, i]));
     rows.sort((a, b) => pos.get(`${a.mailbox}\0${a.uid}`) - pos.get(`${b.mailbox}\0${b.uid}`));
     return { total: r.total, mailboxes: paging.perMailbox(r.hits), rows, nextCursor };
+  }
+
+  /**
+   * Hits `[{mailbox, uid}]` in date order: the Date header, else the internal date, then
+   * mailbox and uid (the pg store's order; its timestamps have microseconds, these
+   * milliseconds, which only matters for ties inside one millisecond).
+   * @private
+   */
+  async byDate(hits, desc) {
+    const dates = new Map();
+    for (const mailbox of new Set(hits.map((h) => h.mailbox))) {
+      const uids = hits.filter((h) => h.mailbox === mailbox).map((h) => h.uid);
+      for (const row of await this.impl.scanHeaders(mailbox, { uids })) {
+        const d = new Date(row.date || row.internalDate).getTime();
+        dates.set(`${mailbox}\0${row.uid}`, Number.isNaN(d) ? -Infinity : d);
+      }
+    }
+    const key = (h) => dates.get(`${h.mailbox}\0${h.uid}`) ?? -Infinity;
+    const cmp = (a, b) =>
+      key(a) - key(b) || (a.mailbox < b.mailbox ? -1 : a.mailbox > b.mailbox ? 1 : a.uid - b.uid);
+    return [...hits].sort(desc ? (a, b) => cmp(b, a) : cmp);
   }
 
   async setFlags(mailbox, uidsOrQuery, add = [], remove = []) {

@@ -206,8 +206,9 @@ class PgBackend extends MailBackend {
   async search(query, opts = {}) {
     const ast = paging.toAst(query);
     const { sort, desc } = paging.searchOrder(opts.order);
-    let hits = await this.findHits(ast, opts.mailbox == null ? undefined : String(opts.mailbox));
-    const names = new Map(hits.map((h) => [h.id, h.mailbox]));
+    const found = await this.findHits(ast, opts.mailbox == null ? undefined : String(opts.mailbox));
+    const names = new Map(found.map((h) => [h.id, h.mailbox]));
+    let hits = found;
     if (sort) {
       // Webmail orders (date, sender …): the store sorts the hits by its columns.
       const ordered = await this.store.orderHits(
@@ -229,7 +230,9 @@ class PgBackend extends MailBackend {
       : [];
     return {
       total: hits.length,
-      mailboxes: paging.perMailbox(hits),
+      // The matching set, mailbox then uid, whatever the rows' order: the same answer from
+      // every backend (the file backends list it so too).
+      mailboxes: paging.perMailbox(found),
       rows: rows.map(({ mailboxId: id, ...row }) => ({ ...row, mailbox: names.get(id) })),
       nextCursor,
     };

@@ -7,10 +7,14 @@
  * columns. Never filters: expunged rows are dropped only because they are not shown anyway.
  */
 
+const { SORT_DATE } = require('./list-cache');
+
 /** Sort keys a search can be ordered by, as SQL on alias `m`. */
 const SORT_KEYS = Object.freeze({
   uid: 'm.uid',
-  date: 'm.date',
+  // The header scan's date (list-cache.js SORT_DATE): the Date header, else the received
+  // (internal) date, so a search lists its hits in the order the mailbox does (issue 30.11).
+  date: SORT_DATE,
   size: 'm.size',
   // A person sorts by the name they see, case-insensitively.
   from: "lower(coalesce(nullif(m.from_name, ''), m.from_addr, ''))",

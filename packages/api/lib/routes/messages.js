@@ -17,7 +17,7 @@ async function messageListRoutes(app) {
   const sendNdjson = async (req, reply, be) => {
     const release = app.streams.acquire(req.user.user);
     try {
-      const opts = { order: req.query.order };
+      const opts = { order: req.query.order || 'uid' };
       const source =
         req.query.view === 'list'
           ? be.scanListNdjson(req.params.mailbox, opts)
@@ -37,10 +37,16 @@ async function messageListRoutes(app) {
     '/mailboxes/:mailbox/messages',
     { config: { auth: 'user' }, schema: schemas.scan },
     async (req, reply) => {
-      const { order, limit, cursor, backend, view } = req.query;
+      const { limit, cursor, backend, view } = req.query;
+      // Pages default to newest first by date (issue 30.11: uid order is import order, which
+      // is not the order mail was received in); the whole-mailbox NDJSON stream, a feed for
+      // clients that keep their own copy, stays in uid order, the list cache's.
+      if (wantsNdjson(req)) {
+        return sendNdjson(req, reply, await app.backendOf(req, backend));
+      }
+      const order = req.query.order || '-date';
       const inner = cursor ? decodeCursor(cursor, order) : undefined;
       const be = await app.backendOf(req, backend);
-      if (wantsNdjson(req)) return sendNdjson(req, reply, be);
       const page = await app.timed(req, () =>
         be.scan(req.params.mailbox, { order, limit, cursor: inner }),
       );

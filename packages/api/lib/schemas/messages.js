@@ -25,7 +25,14 @@ const scan = {
   querystring: queryWithBackend({
     limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 50 },
     cursor: { type: 'string', minLength: 1, maxLength: 512 },
-    order: { type: 'string', enum: ['uid', '-uid', 'date', '-date'], default: 'uid' },
+    order: {
+      type: 'string',
+      enum: ['uid', '-uid', 'date', '-date'],
+      description:
+        'date: the Date header, else the received (internal) date, ties by uid; uid: arrival ' +
+        '(import) order; `-` first for descending. Default: pages newest first (-date); the ' +
+        'NDJSON stream of the whole mailbox in uid order (served from the list cache)',
+    },
     view: {
       type: 'string',
       enum: ['full', 'list'],

@@ -32,10 +32,12 @@ const search = {
         'size',
         '-size',
       ],
+      default: '-date',
       description:
-        'rows by Date header, uid, sender name, base subject (without Re:/Fwd:) or size; ' +
-        '`-` first for descending; ties by mailbox and uid. Default: mailbox, then uid. ' +
-        'File backends order by uid only (501 otherwise).',
+        'rows by date (the Date header, else the received date), uid, sender name, base ' +
+        'subject (without Re:/Fwd:) or size; `-` first for descending; ties by mailbox and ' +
+        'uid. Default: newest first (-date). File and IMAP backends order by date or uid ' +
+        '(501 otherwise). `mailboxes` lists every match by mailbox, then uid, in any order.',
     },
     cursor: {
       type: 'string',

@@ -1,11 +1,13 @@
 'use strict';
 
+const { Option } = require('commander');
 const { errors } = require('@mailgate/core');
 const { printTable, headerCells } = require('../format');
 const { positiveInt } = require('../context');
 
 /*
- * `mailgate ls`: a user's mailboxes, or one mailbox's header rows (the pg backend).
+ * `mailgate ls`: a user's mailboxes, or one mailbox's header rows (the pg backend), newest
+ * first by date unless --order says otherwise (issue 30.11: uid order is import order).
  */
 
 // Reads only: never creates the embedded database (NO_DATABASE).
@@ -23,6 +25,14 @@ function register(program, ctx) {
     .requiredOption('--user <user>', 'mailgate user name')
     .option('--mailbox <name>', "this mailbox's header rows instead of the mailbox list")
     .option('--limit <n>', 'header rows to show (with --mailbox)', positiveInt('--limit'))
+    .addOption(
+      new Option(
+        '--order <order>',
+        'header row order (with --mailbox): date (Date header, else received date) or uid, - first for descending',
+      )
+        .choices(['-date', 'date', '-uid', 'uid'])
+        .default('-date'),
+    )
     .option('--json', 'print one JSON result object on stdout')
     .action((o) => {
       // The mailbox list has no limit: a --limit without --mailbox was silently ignored.
@@ -40,7 +50,7 @@ function register(program, ctx) {
             );
             return;
           }
-          const { rows } = await be.scan(o.mailbox, { limit: o.limit });
+          const { rows } = await be.scan(o.mailbox, { limit: o.limit, order: o.order });
           ctx.out(o.json, { user: o.user, mailbox: o.mailbox, messages: rows }, (x) =>
             printTable(x.messages.map(headerCells), [
               'uid',

@@ -8,7 +8,9 @@ const { positiveInt } = require('../context');
 
 /*
  * `mailgate search QUERY`: the query language on one backend (openBackend(kind, user));
- * output {total, uids, mailboxes:[{mailbox, uids}]}, uids in mailbox then uid order.
+ * output {total, uids, mailboxes:[{mailbox, uids}]}, uids in mailbox then uid order (the set,
+ * the same from every backend); the rows shown on a terminal in --order, newest first by
+ * default (issue 30.11).
  */
 
 /**
@@ -39,6 +41,14 @@ function register(program, ctx) {
         .default('pg'),
     )
     .option('--limit <n>', 'hits shown as rows on a terminal (default 20)', positiveInt('--limit'))
+    .addOption(
+      new Option(
+        '--order <order>',
+        'order of the rows shown: date (Date header, else received date), uid, from, subject or size, - first for descending',
+      )
+        .choices(['date', 'uid', 'from', 'subject', 'size'].flatMap((k) => [`-${k}`, k]))
+        .default('-date'),
+    )
     .option('--quiet', 'no warnings on stderr (errors only)')
     .option('--json', 'print one JSON result object on stdout')
     .action((terms, o) => {
@@ -55,7 +65,12 @@ function register(program, ctx) {
           // --json: the hits (total, uids per mailbox) without header rows (limit 0); for a
           // person, the first hits' rows (date, sender, subject), as ls shows a mailbox.
           const limit = o.json ? 0 : (o.limit ?? 20);
-          const r = await be.search(terms.join(' '), { mailbox: o.mailbox, limit });
+          // --json asks for no rows, so no order: the uids are the set, mailbox then uid.
+          const r = await be.search(terms.join(' '), {
+            mailbox: o.mailbox,
+            limit,
+            order: o.json ? undefined : o.order,
+          });
           const result = {
             total: r.total,
             uids: r.mailboxes.flatMap((m) => m.uids),

@@ -128,8 +128,10 @@ maybe('webmail page in Chromium', () => {
       const vp = document.querySelector('#list .ml-viewport');
       vp.scrollTop = vp.scrollHeight;
     });
-    // Newest first: the last row is uid 1.
-    await page.waitForSelector('#list .ml-row[data-uid="1"]');
+    // Newest first by date: the last row is the oldest message.
+    const oldest = (await api('GET', '/mailboxes/INBOX/messages?order=date&limit=1')).body
+      .messages[0].uid;
+    await page.waitForSelector(`#list .ml-row[data-uid="${oldest}"]`);
     expect(await rowCount(page)).toBeLessThan(100);
     await shot('scrolled-to-end');
 
@@ -253,8 +255,9 @@ maybe('webmail page in Chromium', () => {
     );
     await shot('archive');
 
-    // Delete and expunge a message of the mailbox.
+    // Delete and expunge a message of the mailbox (last imported first: uid 1995 near the top).
     await page.click('#mailboxes a[data-mailbox="INBOX"]');
+    await page.selectOption('#order', '-uid');
     await page.waitForSelector('#list .ml-row[data-uid="1995"]');
     await page.click('#list .ml-row[data-uid="1995"]');
     await page.waitForSelector('#view #delete');
@@ -262,6 +265,7 @@ maybe('webmail page in Chromium', () => {
     await page.waitForSelector('#list .ml-row[data-uid="1995"].ml-deleted');
     await shot('deleted');
     await page.click('#expunge');
+    await page.click('#expunge-confirm');
     await page.waitForSelector('#list .ml-row[data-uid="1995"]', { state: 'detached' });
     await expect(page.locator('#status').textContent()).resolves.toBe('Expunged 1 message(s)');
     expect((await api('GET', '/mailboxes/INBOX/messages/1995')).status).toBe(404);
@@ -278,7 +282,7 @@ maybe('webmail page in Chromium', () => {
     const r = await page.evaluate(() => {
       const first = performance
         .getEntriesByType('resource')
-        .filter((e) => e.name.endsWith('/api/v1/mailboxes/INBOX/messages?order=-uid&limit=60'));
+        .filter((e) => e.name.endsWith('/api/v1/mailboxes/INBOX/messages?order=-date&limit=60'));
       const open = window.mailgate.marks.find((m) => m.name === 'mg:open-mailbox');
       return { count: first.length, start: first[0] && first[0].startTime, open: open.t };
     });

@@ -11,12 +11,15 @@ const { loadPageFiles } = require('@mailgate/web');
 // The page's policy: its own scripts only (no inline script, no eval), API calls to its own
 // origin, no plugins, no framing by others. Inline styles stay allowed because mail HTML in
 // the sandboxed srcdoc frame inherits this policy and carries its styling inline; the frame
-// adds its own `default-src 'none'` and has no script permission.
+// adds its own `default-src 'none'` and has no script permission. Remote images: the frame
+// inherits this policy and both apply, so http(s) images are allowed here and the frame's own
+// policy blocks them until the reader chooses "Load remote images" (the page's own DOM never
+// holds mail HTML; mail text is set as text).
 const PAGE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
+  "img-src 'self' data: blob: https: http:",
   "connect-src 'self'",
   "frame-src 'self'",
   "base-uri 'none'",

@@ -160,8 +160,10 @@ export class Api {
     });
   }
 
-  message(mailbox, uid, backend) {
+  /** One message; `images: 'remote'` keeps remote image URLs in the HTML (blocked otherwise). */
+  message(mailbox, uid, backend, { images } = {}) {
     return this.request('GET', `/mailboxes/${encodeURIComponent(mailbox)}/messages/${uid}`, {
+      query: { images },
       backend,
     });
   }

@@ -20,7 +20,11 @@ const state = {
   query: null,
   /** a thread id when one thread's messages are shown */
   thread: null,
-  order: '-uid',
+  /** true while the list shows a mailbox's threads (one row per thread) */
+  threads: false,
+  // Newest first by date (the Date header, else the received date): uid order is import
+  // order, which jumps back and forth in time (issue 30.11).
+  order: '-date',
   open: null,
 };
 
@@ -93,7 +97,7 @@ async function loadMailboxes() {
   const r = await api.mailboxes();
   state.mailboxes = r.mailboxes;
   const open = r.mailboxes.find((b) => b.name === state.mailbox);
-  if (open && state.query === null) list.expect(open.total);
+  if (open && state.query === null && !state.threads && !state.thread) list.expect(open.total);
   const ul = $('mailboxes');
   ul.replaceChildren(
     ...r.mailboxes.map((b) => {
@@ -130,6 +134,8 @@ list.addEventListener('complete', (e) => {
   updateCount();
 });
 list.addEventListener('progress', updateCount);
+// Rows moved, expunged or added: the count follows at once (it lagged until a reload).
+list.addEventListener('change', updateCount);
 list.addEventListener('loaderror', (e) => showError(e.detail));
 list.addEventListener('open', (e) =>
   e.detail.thread ? showThread(e.detail.thread) : openMessage(e.detail),
@@ -142,10 +148,34 @@ const count = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 function updateCount() {
   const loaded = list.loaded;
   const total = list.reportedTotal;
+  // The threads view lists threads, and says so.
+  const unit = state.threads ? 'thread' : 'message';
   $('list-count').textContent =
     loaded < total
       ? `${count(loaded)} of ${count(total)} loaded`
-      : `${count(total)} message${total === 1 ? '' : 's'}`;
+      : `${count(total)} ${unit}${total === 1 ? '' : 's'}`;
+  updateEmpty();
+}
+
+/**
+ * A list with nothing in it says why, instead of a blank pane: a search with no hit, an empty
+ * mailbox. Shown once the list is complete (never while pages are still arriving).
+ */
+function updateEmpty() {
+  const box = $('list-empty');
+  if (!list.complete || list.loaded > 0) {
+    box.hidden = true;
+    return;
+  }
+  if (state.query !== null) {
+    const where = $('all-mailboxes').checked ? 'any mailbox' : state.mailbox;
+    box.textContent = `No messages match “${state.query}” in ${where}.`;
+  } else if (state.threads) {
+    box.textContent = `No threads in ${state.mailbox}.`;
+  } else {
+    box.textContent = `${state.mailbox || 'This mailbox'} is empty.`;
+  }
+  box.hidden = false;
 }
 
 /** A thread as a list row: who took part, the first subject, the count, the last date. */
@@ -165,9 +195,11 @@ async function showThreads(name) {
   state.mailbox = name;
   state.query = null;
   state.thread = null;
+  state.threads = true;
   $('list-title').textContent = `${name} · threads`;
   mark('mg:open-threads', { name });
   status('');
+  $('list-empty').hidden = true;
   let offset = 0;
   try {
     await list.show({
@@ -187,6 +219,7 @@ async function showThreads(name) {
 async function showThread(id) {
   $('list-title').textContent = 'Thread';
   state.thread = id;
+  state.threads = false;
   try {
     await list.show({
       total: 0,
@@ -205,6 +238,7 @@ async function showMailbox(name) {
   state.mailbox = name;
   state.query = null;
   state.thread = null;
+  state.threads = false;
   $('q').value = '';
   $('list-title').textContent = name;
   $('list-title').title = name;
@@ -214,6 +248,7 @@ async function showMailbox(name) {
   const info = state.mailboxes.find((b) => b.name === name);
   mark('mg:open-mailbox', { name });
   status('');
+  $('list-empty').hidden = true;
   try {
     await list.show({
       total: info ? info.total : 0,
@@ -230,6 +265,7 @@ async function showMailbox(name) {
 async function runSearch(q) {
   state.query = q;
   state.thread = null;
+  state.threads = false;
   const all = $('all-mailboxes').checked;
   const mailbox = all ? undefined : state.mailbox;
   $('list-title').textContent = 'Search';
@@ -237,6 +273,7 @@ async function runSearch(q) {
   for (const a of $('mailboxes').querySelectorAll('a')) a.removeAttribute('aria-current');
   mark('mg:search', { q });
   status('');
+  $('list-empty').hidden = true;
   try {
     await list.show({
       total: 0,
@@ -314,14 +351,14 @@ $('search').addEventListener('submit', (e) => {
 });
 
 // ---- the message view ----
-async function openMessage(row) {
+async function openMessage(row, { images } = {}) {
   const mailbox = row.mailbox || state.mailbox;
   state.open = { mailbox, uid: row.uid };
   mark('mg:open-message', { mailbox, uid: row.uid });
   try {
-    const m = await api.message(mailbox, row.uid);
+    const m = await api.message(mailbox, row.uid, undefined, { images });
     if (!state.open || state.open.uid !== row.uid) return;
-    paintMessage(mailbox, m);
+    paintMessage(mailbox, m, { remoteImages: images === 'remote' });
     if (!(m.flags || []).includes('\\Seen')) {
       // Opening marks read, as mail clients do; a backend that cannot store flags says so.
       api.setFlags(mailbox, [row.uid], ['\\Seen']).then(
@@ -344,14 +381,14 @@ function applyFlagChange(mailbox, r) {
   loadMailboxes().catch(() => {});
 }
 
-function paintMessage(mailbox, m) {
-  state.open = { mailbox, uid: m.uid, message: m };
+function paintMessage(mailbox, m, { remoteImages = false } = {}) {
+  state.open = { mailbox, uid: m.uid, message: m, remoteImages };
   const toggle = async (flag) => {
     const has = (state.open.message.flags || []).includes(flag);
     try {
       const r = await api.setFlags(mailbox, [m.uid], has ? [] : [flag], has ? [flag] : []);
       applyFlagChange(mailbox, r);
-      paintMessage(mailbox, state.open.message);
+      paintMessage(mailbox, state.open.message, { remoteImages: state.open.remoteImages });
       status(`${has ? 'Removed' : 'Set'} ${flag}`);
     } catch (err) {
       showError(err);
@@ -360,6 +397,9 @@ function paintMessage(mailbox, m) {
   const { raw } = renderMessage($('view'), m, {
     mailbox,
     mailboxes: state.mailboxes.map((b) => b.name),
+    remoteImages,
+    // The same message again with its remote images (the API's images=remote).
+    onLoadImages: () => openMessage({ mailbox, uid: m.uid }, { images: 'remote' }),
     onFlag: () => toggle('\\Flagged'),
     onDelete: () => toggle('\\Deleted'),
     onMove: async (target) => {
@@ -403,8 +443,22 @@ function paintMessage(mailbox, m) {
   });
 }
 
-$('expunge').addEventListener('click', async () => {
-  if (!state.mailbox || state.query !== null) return;
+// Expunge removes for good: it asks first, naming how many of the loaded rows it takes.
+$('expunge').addEventListener('click', () => {
+  if (!state.mailbox || state.query !== null || state.threads || state.thread) {
+    status('Expunge works on a mailbox: open one first');
+    return;
+  }
+  const marked = list.rows.filter((r) => (r.flags || []).includes('\\Deleted')).length;
+  $('expunge-question').textContent =
+    `Remove ${marked} message${marked === 1 ? '' : 's'} marked deleted from ${state.mailbox} ` +
+    'for good? This cannot be undone.';
+  $('expunge-dialog').returnValue = '';
+  $('expunge-dialog').showModal();
+});
+
+$('expunge-dialog').addEventListener('close', async () => {
+  if ($('expunge-dialog').returnValue !== 'expunge') return;
   try {
     const r = await api.expunge(state.mailbox);
     list.remove(r.expunged);

@@ -26,9 +26,9 @@
     }
   }
   // Must build the URLs exactly as api.js does for the app's first requests: the first page
-  // is message-list.js's FIRST_PAGE rows in the default order (-uid).
+  // is message-list.js's FIRST_PAGE rows in the default order (-date: newest first).
   var urls = [
-    '/api/v1/mailboxes/' + encodeURIComponent(mailbox) + '/messages?order=-uid&limit=60',
+    '/api/v1/mailboxes/' + encodeURIComponent(mailbox) + '/messages?order=-date&limit=60',
     '/api/v1/mailboxes',
   ];
   var early = {};

@@ -134,6 +134,7 @@ export class MessageList extends HTMLElement {
     if (this.done || !(total > this.total)) return;
     this.total = total;
     this.render();
+    this.dispatchEvent(new CustomEvent('change', { detail: { total } }));
   }
 
   accept(page) {
@@ -262,14 +263,19 @@ export class MessageList extends HTMLElement {
     this.render();
   }
 
-  /** Drops rows (moved or expunged). */
+  /** Drops rows (moved or expunged); a `change` event tells the count to follow. */
   remove(uids) {
     const gone = new Set(uids);
     const before = this.rows.length;
     this.rows = this.rows.filter((r) => !gone.has(r.uid));
-    this.total = Math.max(this.rows.length, this.total - (before - this.rows.length));
+    const removed = before - this.rows.length;
+    this.total = Math.max(this.rows.length, this.total - removed);
+    // The server's count too: reportedTotal is the larger of the two, so a stale one kept
+    // showing the old number (issue 30.12).
+    if (this.reported !== null) this.reported = Math.max(0, this.reported - removed);
     if (this.selected && gone.has(this.selected.uid)) this.selected = null;
     this.render();
+    this.dispatchEvent(new CustomEvent('change', { detail: { removed } }));
   }
 
   /** Scrolls so that row `index` is in view. */

@@ -11,6 +11,9 @@ import { fromText } from './message-list.js';
 
 const FRAME_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; form-action 'none'";
+// Remote images, once the reader asked for them ("Load remote images"): http(s) images only,
+// everything else as above.
+const FRAME_CSP_REMOTE_IMAGES = FRAME_CSP.replace('img-src data:', 'img-src data: https: http:');
 
 function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
@@ -33,13 +36,20 @@ function humanSize(n) {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** The srcdoc of the HTML body's frame: its own CSP first, links open outside the frame. */
-export function frameDocument(html) {
+/**
+ * The srcdoc of the HTML body's frame: its own CSP first, links open outside the frame.
+ * `remoteImages`: the reader chose to load the message's remote images.
+ * Links stay in the text's flow whatever the mail says (the API's sanitiser already drops
+ * their sizing; this holds for HTML that never went through it, issue 29.8).
+ */
+export function frameDocument(html, { remoteImages = false } = {}) {
+  const csp = remoteImages ? FRAME_CSP_REMOTE_IMAGES : FRAME_CSP;
   return (
     '<!doctype html><html><head><meta charset="utf-8">' +
-    `<meta http-equiv="Content-Security-Policy" content="${FRAME_CSP}">` +
+    `<meta http-equiv="Content-Security-Policy" content="${csp}">` +
     '<base target="_blank"><style>body{font:14px/1.45 system-ui,sans-serif;margin:12px;' +
-    'color:#222;word-wrap:break-word}img{max-width:100%}</style></head><body>' +
+    'color:#222;word-wrap:break-word}img{max-width:100%}' +
+    'a{position:static!important;float:none!important}</style></head><body>' +
     html +
     '</body></html>'
   );
@@ -50,7 +60,9 @@ export function frameDocument(html) {
  * @param {HTMLElement} root
  * @param {object} m
  * @param {{mailboxes: string[], mailbox: string, onFlag: Function, onDelete: Function,
- *   onMove: Function, onRaw: Function, onAttachment: Function}} actions
+ *   onMove: Function, onRaw: Function, onAttachment: Function, onLoadImages?: Function,
+ *   remoteImages?: boolean}} actions
+ *   remoteImages: `m` was fetched with its remote images (the frame may load them)
  */
 export function renderMessage(root, m, actions) {
   const flagged = (m.flags || []).includes('\\Flagged');
@@ -83,6 +95,15 @@ export function renderMessage(root, m, actions) {
         )
       : '',
     el('button', { type: 'button', id: 'show-raw', onclick: actions.onRaw }, 'Raw source'),
+    // The API blocks remote images (tracking pixels) and keeps their URLs in
+    // data-blocked-src; loading them is the reader's choice, per message.
+    !actions.remoteImages && actions.onLoadImages && /\sdata-blocked-src=/.test(m.html || '')
+      ? el(
+          'button',
+          { type: 'button', id: 'load-images', onclick: actions.onLoadImages },
+          'Load remote images',
+        )
+      : '',
   );
   const head = el(
     'dl',
@@ -128,7 +149,7 @@ export function renderMessage(root, m, actions) {
       sandbox: 'allow-popups allow-popups-to-escape-sandbox',
       referrerpolicy: 'no-referrer',
     });
-    body.srcdoc = frameDocument(m.html);
+    body.srcdoc = frameDocument(m.html, { remoteImages: Boolean(actions.remoteImages) });
   } else {
     body = el('pre', { class: 'body-text' });
     body.textContent = m.text || '';

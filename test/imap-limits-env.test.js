@@ -32,7 +32,7 @@ test('IMAP_* limit variables are read, checked and passed to the server', () => 
   });
   // Unset: the defaults.
   const d = createImapServer({ service: {}, limits: imapSettings({}, {}).limits }).limits;
-  expect(d).toMatchObject({ maxConnectionsPerAddress: 10, preauthTimeout: 60000 });
+  expect(d).toMatchObject({ maxConnectionsPerAddress: 50, preauthTimeout: 60000 });
 });
 
 test.each(['0', '-3', '1.5', 'many'])(

@@ -37,7 +37,9 @@ const DEFAULTS = Object.freeze({
   // processes do the same), so a flood from many addresses cannot keep users from logging in.
   maxPreauthConnections: 1000,
   // Not authenticated connections from one address (IPv6: one /64) at once; more are refused.
-  maxConnectionsPerAddress: 10,
+  // Well above what one mail client opens at once (20 simultaneous logins, issue 35) and what a
+  // small office behind one NAT address does at 9:00; 50 such connections cost ~3 MB at most.
+  maxConnectionsPerAddress: 50,
   // A total deadline for logging in: bytes do not extend it (a client trickling one byte every
   // 20 s kept a slot for ever when every byte restarted the 60 s timer).
   preauthTimeout: 60 * 1000,

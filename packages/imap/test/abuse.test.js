@@ -376,3 +376,14 @@ describe('a client that does not read its IDLE updates (item 7)', () => {
     idler.close();
   }, 120000);
 });
+
+test('the per-address limit counts IPv4 addresses, and IPv6 ones by their /64', () => {
+  const { addressKey } = require('../lib/server');
+  expect(addressKey('192.0.2.7')).toBe('192.0.2.7');
+  expect(addressKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+  expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+  expect(addressKey('2001:db8:1:2:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
+  expect(addressKey('2001:db8::5')).toBe('2001:db8:0:0::/64');
+  expect(addressKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+  expect(addressKey('::1')).toBe('0:0:0:0::/64');
+});

@@ -153,7 +153,12 @@ class MailBackend {
     if (!parts.some((p) => DISPLAY_PARTS.includes(p))) return out;
     let d;
     try {
-      d = await parseForDisplay(m.raw, { images: opts.images, attachmentUrl: opts.attachmentUrl });
+      // owner: users share the render threads round-robin (@mailgate/mime request.js).
+      d = await parseForDisplay(m.raw, {
+        images: opts.images,
+        attachmentUrl: opts.attachmentUrl,
+        owner: this.owner,
+      });
     } catch (err) {
       if (err.name !== 'MessageParseError') throw err;
       throw new errors.MESSAGE_NOT_RENDERABLE(String(uid), err.reason);

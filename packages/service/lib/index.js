@@ -104,8 +104,11 @@ class MailService {
     if (!KINDS.includes(kind)) throw new errors.BACKEND_UNAVAILABLE(String(kind));
     const known = user !== null && typeof user === 'object' && Number.isInteger(user.id);
     const name = known ? user.name : user;
-    // Every backend of the user, whatever the door, counts against the user's share.
-    return this.gate.guard(await this.openUnguarded(kind, user, known, name), String(name));
+    // Every backend of the user, whatever the door, counts against the user's share (the
+    // pool here; the render threads by `owner`, @mailgate/mime request.js).
+    const be = await this.openUnguarded(kind, user, known, name);
+    be.owner = String(name);
+    return this.gate.guard(be, String(name));
   }
 
   /** openBackend without the user's gate. */

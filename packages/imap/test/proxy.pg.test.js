@@ -239,8 +239,9 @@ describe('IMAP migration proxy (scripted upstream)', () => {
     );
     expect(await c.cmd('d', 'SELECT INBOX')).toMatch(/^d OK /m);
     expect(await c.cmd('e', 'UID STORE 1 +FLAGS (\\Seen)')).toMatch(/^e NO \[INUSE\] /m);
+    // Unchanged: no \Seen; \Recent is this session's since its SELECT claimed the message.
     expect(await c.cmd('f', 'UID FETCH 1:* (FLAGS)')).toMatch(
-      /\* 1 FETCH \(UID 1 FLAGS \(\)\)[\s\S]*^f OK/m,
+      /\* 1 FETCH \(UID 1 FLAGS \(\\Recent\)\)[\s\S]*^f OK/m,
     );
     c.close();
   });

@@ -102,7 +102,14 @@ describe('service: pg backend operations', () => {
     for (const raw of [a, a, b, a]) await be.append(src, raw, {});
     const uids = (await be.scan(src, {})).rows.map((r) => r.uid);
     await be.putImapMeta(src, [
-      { uid: uids[0], envelope: '(NIL)', body: '("text")', bodystructure: '("text")', fields: 'X' },
+      {
+        uid: uids[0],
+        envelope: '(NIL)',
+        body: '("text")',
+        bodystructure: '("text")',
+        fields: 'X',
+        size: 42,
+      },
     ]);
     const one = await be.copy(src, uids, 'Twice');
     const two = await be.copy(src, uids, 'Twice');
@@ -121,6 +128,7 @@ describe('service: pg backend operations', () => {
     const kept = await be.getImapMeta('Twice', [1, 5, 2]);
     expect([...kept.keys()].sort()).toEqual([1, 5]);
     expect(kept.get(5).envelope).toBe('(NIL)');
+    expect(kept.get(5).size).toBe(42);
   });
 
   test('expunged uids stay reported by changesSince after the purge', async () => {

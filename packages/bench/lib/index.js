@@ -16,6 +16,8 @@ const targets = require('./targets');
 const { machineFacts } = require('./machine');
 const { addBenchCommand } = require('./cli');
 const { RawImapClient } = require('./raw-imap');
+const { dovecotServer } = require('./dovecot-server');
+const { mailgateImapServer } = require('./mailgate-imap-server');
 
 module.exports = {
   ...mailboxes,
@@ -30,4 +32,6 @@ module.exports = {
   machineFacts,
   addBenchCommand,
   RawImapClient,
+  dovecotServer,
+  mailgateImapServer,
 };

@@ -20,6 +20,10 @@ const { MONTHS } = require('./fetch');
 const { bareLfCount } = require('./crlf');
 
 const MAX_DEPTH = 64;
+// Keys in one SEARCH, nested ones included (issue 29.4: 1,000-key SEARCHes of one user held
+// the pool). Past it NO [LIMIT] before anything runs; the service also bounds the substring
+// keys of what reaches it (MAILGATE_MAX_SUBSTRING_TERMS).
+const MAX_KEYS = 256;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 // Messages read per getRawMany call for tests on the stored bytes.
 const RAW_BATCH = 500;
@@ -58,7 +62,7 @@ const ALL = { kind: 'ast', ast: { type: 'all' } };
  * @returns {{tree: object, usesModseq: boolean}}
  */
 function parseSearch(args) {
-  const st = { args, i: 0, usesModseq: false };
+  const st = { args, i: 0, usesModseq: false, count: { keys: 0 } };
   if (args[0] && args[0].type === 'atom' && args[0].value.toUpperCase() === 'CHARSET') {
     const cs = astring(args[1], 'charset').toUpperCase();
     if (!CHARSETS.has(cs)) throw no('Unsupported charset', 'BADCHARSET (UTF-8 US-ASCII)');
@@ -88,8 +92,9 @@ function next(st, what) {
 function parseKey(st, depth) {
   if (depth > MAX_DEPTH) throw bad('Search too deeply nested');
   const t = next(st, 'search key');
+  if (++st.count.keys > MAX_KEYS) throw no(`SEARCH has more than ${MAX_KEYS} keys`, 'LIMIT');
   if (t.type === 'list') {
-    const inner = { args: t.value, i: 0, usesModseq: false };
+    const inner = { args: t.value, i: 0, usesModseq: false, count: st.count };
     const keys = [];
     while (inner.i < inner.args.length) keys.push(parseKey(inner, depth + 1));
     if (inner.usesModseq) st.usesModseq = true;

@@ -48,7 +48,7 @@ function createUsers(store) {
      * @returns {Promise<Array<{name: string, hasPassword: boolean, route: string, mailboxes: number, messages: number, tokens: number}>>}
      */
     async list() {
-      return store.listUsers();
+      return store.userSummaries();
     },
 
     /**

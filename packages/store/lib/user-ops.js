@@ -27,7 +27,7 @@ const userOps = {
    * message counts (expunged messages not counted), live API tokens.
    * @returns {Promise<Array<{name: string, hasPassword: boolean, route: string, mailboxes: number, messages: number, tokens: number}>>}
    */
-  async listUsers() {
+  async userSummaries() {
     const r = await this.knex.raw(
       `SELECT u.name, u.password_hash IS NOT NULL AS has_password, u.route,
               (SELECT count(*) FROM mailboxes b WHERE b.user_id = u.id) AS mailboxes,

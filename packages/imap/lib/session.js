@@ -208,7 +208,17 @@ class Session {
     const t0 = process.hrtime.bigint();
     let answer;
     try {
-      if (mod.usesView && cmd.name !== 'UNSELECT' && !(await this.viewStillSelected())) return;
+      // A command that checks its view itself (FETCH: with the read of the bytes, one round
+      // trip) does so before it reads anything.
+      const selfChecks =
+        typeof mod.checksView === 'function' ? mod.checksView(cmd) : !!mod.checksView;
+      if (
+        mod.usesView &&
+        cmd.name !== 'UNSELECT' &&
+        !selfChecks &&
+        !(await this.viewStillSelected())
+      )
+        return;
       const res = (await mod.run(this, cmd)) || {};
       if (this.closed || res.answered) return;
       // After a command that only reads (FETCH, SEARCH), the status read by the check above
@@ -256,15 +266,19 @@ class Session {
    * mailbox's messages under this view's UIDs, which RFC 3501 2.3.1.1 forbids within one
    * UIDVALIDITY. A changed UIDVALIDITY or mailbox identity, or a missing mailbox, ends the session with BYE, as
    * Dovecot does when the selected mailbox is renamed or deleted under a session.
+   * @param {object|null} [known] the mailbox's status as the command's own statement read it
+   *   just now (null: no such mailbox); read here when absent
    * @returns {Promise<boolean>} false when the session was closed
    */
-  async viewStillSelected() {
+  async viewStillSelected(known) {
     const v = this.view;
-    let status = null;
-    try {
-      status = await this.backend.status(v.name, { counts: false });
-    } catch (err) {
-      if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
+    let status = known === undefined ? null : known;
+    if (known === undefined) {
+      try {
+        status = await this.backend.status(v.name, { counts: false });
+      } catch (err) {
+        if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
+      }
     }
     // UIDVALIDITY alone cannot tell two mailboxes apart: ones created in the same second, or
     // keeping their upstream's values (import imap, dovecot-uidlist), may share it.

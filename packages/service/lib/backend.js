@@ -54,6 +54,9 @@ const OPERATIONS = Object.freeze([
   // lines): what lets an IMAP server answer a first sync without reading every message.
   'getImapMeta',
   'putImapMeta',
+  // getRawMany with the mailbox's status from the same read: an IMAP FETCH of message bytes
+  // checks its selected mailbox and reads the bytes in one round trip.
+  'getRawWithStatus',
   // Threads (webmail): thread ids computed at import by the store.
   'listThreads',
   'threadMessages',

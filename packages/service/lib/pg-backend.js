@@ -168,6 +168,35 @@ class PgBackend extends MailBackend {
     return new Map(rows.map((r) => [r.uid, r.raw]));
   }
 
+  /**
+   * getRawMany and the mailbox's status (as `status(mailbox, {counts: false})`) from one
+   * statement: the bytes are of the very mailbox the status describes.
+   * @param {string} mailbox
+   * @param {number[]} uids
+   * @returns {Promise<{status: object, raws: Map<number, Buffer>}>} MAILBOX_NOT_FOUND when none
+   */
+  async getRawWithStatus(mailbox, uids) {
+    const ref = byName(mailbox);
+    const { mailbox: mb, rows } = await this.store.sourcesWithMailbox(
+      this.user.id,
+      ref,
+      uids.map(Number),
+    );
+    return {
+      status: {
+        name: ref.name,
+        identity: String(mb.id),
+        total: undefined,
+        unseen: undefined,
+        recent: undefined,
+        uidvalidity: mb.uidvalidity,
+        uidnext: mb.uidnext,
+        highestModseq: mb.highestmodseq,
+      },
+      raws: new Map(rows.map((r) => [r.uid, r.raw])),
+    };
+  }
+
   /** Every message's exact bytes in uid order: `{uid, raw}` (export, verify, bench keys). */
   scanRaw(mailbox) {
     const self = this;

@@ -37,6 +37,7 @@ const GATED = Object.freeze([
   'getMessage',
   'getRaw',
   'getRawMany',
+  'getRawWithStatus',
   'getAttachment',
   'search',
   'setFlags',
@@ -59,7 +60,15 @@ const GATED = Object.freeze([
 ]);
 
 /** Operations whose second argument may be a list of uids (checked against maxUids). */
-const UID_ARGS = new Set(['getRawMany', 'setFlags', 'expunge', 'restoreExpunged', 'copy', 'move']);
+const UID_ARGS = new Set([
+  'getRawMany',
+  'getRawWithStatus',
+  'setFlags',
+  'expunge',
+  'restoreExpunged',
+  'copy',
+  'move',
+]);
 
 class UserGate {
   /**

@@ -282,6 +282,20 @@ const mailOps = {
    */
   async sourcesFor(userId, mailbox, uids, opts = {}) {
     if (!uids.length && !isName(mailbox)) return [];
+    return (await this.sourcesWithMailbox(userId, mailbox, uids, opts)).rows;
+  },
+
+  /**
+   * sourcesFor, with the mailbox row the same statement read (one snapshot): what an IMAP
+   * FETCH needs to check that its selected mailbox is still the one it opened, without a
+   * round trip of its own.
+   * @param {number} userId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
+   * @param {number[]} uids
+   * @param {{prefix?: number}} [opts]
+   * @returns {Promise<{mailbox: {id: number, highestmodseq: number, uidvalidity: number, uidnext: number}|null, rows: Array<{uid: number, raw: Buffer}>}>}
+   */
+  async sourcesWithMailbox(userId, mailbox, uids, opts = {}) {
     const prefix = Number(opts.prefix) > 0 ? Math.floor(Number(opts.prefix)) : null;
     const col = prefix ? 'substring(s.raw from 1 for ?::int)' : 's.raw';
     const { mailbox: mb, rows } = await inMailbox(
@@ -297,7 +311,7 @@ const mailOps = {
       [...(prefix ? [prefix] : []), userId, uids, userId],
     );
     mustExist(mailbox, mb);
-    return rows.map((x) => ({ uid: Number(x.uid), raw: x.raw }));
+    return { mailbox: mb, rows: rows.map((x) => ({ uid: Number(x.uid), raw: x.raw })) };
   },
 
   /**

@@ -61,14 +61,15 @@ function mailboxWhere(ref) {
  * @param {any[]} bindings the inner query's
  * @param {string} [present] a column every inner row has non-null (`uid` by default)
  * @param {object|null} [queryOptions] node-postgres options of the statement (e.g. TEXT_TYPES)
- * @returns {Promise<{mailbox: {id: number, highestmodseq: number, uidvalidity: number}|null,
+ * @returns {Promise<{mailbox: {id: number, highestmodseq: number, uidvalidity: number, uidnext: number}|null,
  *   rows: object[]}>} mailbox null when there is none (MAILBOX_NOT_FOUND is the caller's
  *   choice: `mustExist`)
  */
 async function inMailbox(db, userId, ref, inner, bindings, present = 'uid', queryOptions = null) {
   const w = mailboxWhere(ref);
   const q = db.raw(
-    `SELECT b.id AS mb_id, b.highestmodseq AS mb_modseq, b.uidvalidity AS mb_uidvalidity, x.*
+    `SELECT b.id AS mb_id, b.highestmodseq AS mb_modseq, b.uidvalidity AS mb_uidvalidity,
+            b.uidnext AS mb_uidnext, x.*
        FROM mailboxes b LEFT JOIN LATERAL (${inner}) x ON true
       WHERE b.user_id = ? AND ${w.sql}`,
     [...bindings, userId, w.value],
@@ -80,6 +81,7 @@ async function inMailbox(db, userId, ref, inner, bindings, present = 'uid', quer
     id: Number(first.mb_id),
     highestmodseq: Number(first.mb_modseq),
     uidvalidity: Number(first.mb_uidvalidity),
+    uidnext: Number(first.mb_uidnext),
   };
   const rows = first[present] === null || first[present] === undefined ? [] : r.rows;
   return { mailbox, rows };

@@ -9,5 +9,7 @@ module.exports = {
   usesView: true,
   expunges: false,
   readsOnly: true,
+  // runFetch checks the selected mailbox itself (with its read of the bytes).
+  checksView: true,
   run: (s, cmd) => runFetch(s, cmd.args, false),
 };

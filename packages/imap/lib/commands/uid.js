@@ -42,6 +42,9 @@ module.exports = {
   name: 'UID',
   states: ['selected'],
   usesView: true,
+  // UID FETCH checks the selected mailbox itself (runFetch), with its read of the bytes.
+  checksView: (cmd) =>
+    cmd.args[0] && cmd.args[0].type === 'atom' && /^FETCH$/i.test(cmd.args[0].value),
   // UID FETCH and UID SEARCH only read (session.js: the sync after them).
   readsOnly: (cmd) =>
     cmd.args[0] && cmd.args[0].type === 'atom' && /^(FETCH|SEARCH)$/i.test(cmd.args[0].value),

@@ -9,8 +9,8 @@
  * Also the background migration of `mailgate migrate --on-login` (migrateOnLogin).
  */
 
-const fs = require('node:fs');
 const { errors } = require('@mailgate/core');
+const { tlsFromEnv } = require('./tls-env');
 
 /**
  * IMAP settings from the environment.
@@ -21,17 +21,7 @@ function imapSettings(env, config) {
   const port = portVar(env, 'IMAP_PORT', 1143);
   const tlsPort = env.IMAP_TLS_PORT ? portVar(env, 'IMAP_TLS_PORT', 0) : null;
   const host = env.IMAP_HOST || config.host || '127.0.0.1';
-  let tls = null;
-  if (env.IMAP_TLS_CERT || env.IMAP_TLS_KEY) {
-    if (!env.IMAP_TLS_CERT || !env.IMAP_TLS_KEY) {
-      throw new errors.CONFIG_INVALID('IMAP_TLS_CERT and IMAP_TLS_KEY must be set together');
-    }
-    try {
-      tls = { cert: fs.readFileSync(env.IMAP_TLS_CERT), key: fs.readFileSync(env.IMAP_TLS_KEY) };
-    } catch (err) {
-      throw new errors.CONFIG_INVALID(`cannot read the IMAP TLS files: ${err.code || err.message}`);
-    }
-  }
+  const tls = tlsFromEnv(env, 'IMAP');
   if (tlsPort !== null && !tls) {
     throw new errors.CONFIG_INVALID('IMAP_TLS_PORT needs IMAP_TLS_CERT and IMAP_TLS_KEY');
   }

@@ -9,8 +9,8 @@
  * default 100).
  */
 
-const fs = require('node:fs');
 const { errors } = require('@mailgate/core');
+const { tlsFromEnv } = require('./tls-env');
 
 /**
  * LMTP settings from the environment.
@@ -24,17 +24,7 @@ function lmtpSettings(env, config) {
   const portSet = env.LMTP_PORT !== undefined && env.LMTP_PORT !== '';
   const port = portSet ? intVar(env, 'LMTP_PORT', 0, 65535) : socket ? null : 2424;
   const host = env.LMTP_HOST || config.host || '127.0.0.1';
-  let tls = null;
-  if (env.LMTP_TLS_CERT || env.LMTP_TLS_KEY) {
-    if (!env.LMTP_TLS_CERT || !env.LMTP_TLS_KEY) {
-      throw new errors.CONFIG_INVALID('LMTP_TLS_CERT and LMTP_TLS_KEY must be set together');
-    }
-    try {
-      tls = { cert: fs.readFileSync(env.LMTP_TLS_CERT), key: fs.readFileSync(env.LMTP_TLS_KEY) };
-    } catch (err) {
-      throw new errors.CONFIG_INVALID(`cannot read the LMTP TLS files: ${err.code || err.message}`);
-    }
-  }
+  const tls = tlsFromEnv(env, 'LMTP');
   const limits = {};
   if (env.LMTP_MAX_MESSAGE_BYTES) {
     limits.maxMessage = intVar(env, 'LMTP_MAX_MESSAGE_BYTES', 1, Number.MAX_SAFE_INTEGER);

@@ -1,6 +1,7 @@
 'use strict';
 
 const { UserGate, countSubstringTerms } = require('../lib/user-gate');
+const { OPERATIONS } = require('../lib/backend');
 
 /** A backend whose operations wait until released, counting how many run at once. */
 function slowBackend() {
@@ -104,5 +105,18 @@ describe('UserGate (issue 29.4: one user never takes more than its share)', () =
       code: 'QUERY_TOO_COMPLEX',
     });
     expect(await g.copy('INBOX', [1, 2, 3], 'X')).toBe(3);
+  });
+
+  test('every operation of the interface is counted, except the streams and claimRecent', async () => {
+    const gate = new UserGate({ perUser: 1 });
+    const be = {};
+    const ops = [...OPERATIONS, 'scanList'];
+    for (const op of ops) be[op] = async () => gate.load('u').running;
+    const g = gate.guard(be, 'u');
+    const counted = [];
+    for (const op of ops) if ((await g[op]('INBOX', [])) === 1) counted.push(op);
+    expect(ops.filter((op) => !counted.includes(op)).sort()).toEqual(
+      ['claimRecent', 'scanRaw', 'scanStream'].sort(),
+    );
   });
 });

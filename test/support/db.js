@@ -65,7 +65,26 @@ function spawnCli(args, opts) {
   });
 }
 
-module.exports = { createTestDatabase, runCli, spawnCli, CLI };
+/**
+ * Resolves with the match once a spawned CLI's stderr matches re (a server's "listening on"
+ * line); rejects if the process exits first, with what it wrote.
+ * @param {import('node:child_process').ChildProcess} child
+ * @param {RegExp} re
+ * @returns {Promise<RegExpExecArray>}
+ */
+function stderrMatch(child, re) {
+  let err = '';
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      err += d;
+      const m = re.exec(err);
+      if (m) resolve(m);
+    });
+    child.once('exit', (c) => reject(new Error(`exited ${c}: ${err}`)));
+  });
+}
+
+module.exports = { createTestDatabase, runCli, spawnCli, stderrMatch, CLI };
 
 /**
  * Per-file fixture: a fresh database and a scratch folder, both removed after the file;
@@ -117,3 +136,35 @@ function useServiceSuite(name) {
 
 module.exports.useCliSuite = useCliSuite;
 module.exports.useServiceSuite = useServiceSuite;
+
+/**
+ * A fresh database, a scratch MAILGATE_HOME and the mail service on them (logs silent): what a
+ * protocol server under test (IMAP, LMTP) stands on. close() closes the service, drops the
+ * database and removes the folder; the caller closes its server first.
+ * @param {string} name scratch folder prefix (`mg-<name>-`)
+ * @param {object} [env] more service environment
+ * @returns {Promise<{db: Awaited<ReturnType<typeof createTestDatabase>>, home: string, service: object, close: () => Promise<void>}>}
+ */
+async function startTestService(name, env = {}) {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { createMailService } = require('@mailgate/service');
+  const db = await createTestDatabase();
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), `mg-${name}-`));
+  const service = await createMailService({
+    knex: db.knex,
+    env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent', ...env },
+  });
+  return {
+    db,
+    home,
+    service,
+    async close() {
+      await service.close();
+      await db.drop();
+      fs.rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+module.exports.startTestService = startTestService;

@@ -1,6 +1,6 @@
 'use strict';
 
-const { createTestDatabase, runCli, spawnCli } = require('../../../test/support/db');
+const { createTestDatabase, runCli, spawnCli, stderrMatch } = require('../../../test/support/db');
 const { RawClient } = require('./raw-client');
 
 // `mailgate imap` and `mailgate serve` as processes: they listen, log users in through the
@@ -16,18 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => db.drop());
 
-function listening(child, re) {
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = re.exec(err);
-      if (m) resolve(m);
-    });
-    child.once('exit', (c) => reject(new Error(`exited ${c}: ${err}`)));
-  });
-}
-
 test.each([
   ['imap', []],
   ['serve', ['PORT']],
@@ -36,7 +24,7 @@ test.each([
     url: db.url,
     env: { IMAP_PORT: '0', IMAP_HOST: '127.0.0.1', PORT: '0', HOST: '127.0.0.1' },
   });
-  const m = await listening(child, /IMAP listening on imap:\/\/[^:]+:(\d+)/);
+  const m = await stderrMatch(child, /IMAP listening on imap:\/\/[^:]+:(\d+)/);
   const c = await RawClient.connect(Number(m[1]));
   expect(await c.cmd('a', 'LOGIN ivy "ivy secret"')).toMatch(/^a OK/m);
   expect(await c.cmd('b', 'SELECT INBOX')).toMatch(/^\* 0 EXISTS\r\n[\s\S]*^b OK \[READ-WRITE\]/m);

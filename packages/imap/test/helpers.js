@@ -1,11 +1,7 @@
 'use strict';
 
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { ImapFlow } = require('imapflow');
-const { createMailService } = require('@mailgate/service');
-const { createTestDatabase } = require('../../../test/support/db');
+const { startTestService } = require('../../../test/support/db');
 const { createImapServer } = require('../lib');
 
 /**
@@ -13,12 +9,8 @@ const { createImapServer } = require('../lib');
  * @param {{users?: Record<string, string>, limits?: object, tls?: object}} [o] users: name → password
  */
 async function startPgServer(o = {}) {
-  const db = await createTestDatabase();
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-imap-'));
-  const service = await createMailService({
-    knex: db.knex,
-    env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent' },
-  });
+  const base = await startTestService('imap');
+  const { db, service } = base;
   for (const [name, password] of Object.entries(o.users || {})) {
     await service.users.create(name, { password });
   }
@@ -38,9 +30,7 @@ async function startPgServer(o = {}) {
     client: (user, pass, extra) => loopbackClient(port, user, pass, extra),
     async close() {
       await server.close();
-      await service.close();
-      await db.drop();
-      fs.rmSync(home, { recursive: true, force: true });
+      await base.close();
     },
   };
 }

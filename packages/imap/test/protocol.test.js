@@ -1,6 +1,7 @@
 'use strict';
 
 const { skipNotice } = require('../../../test/support/skip');
+const { selfSignedCert } = require('../../../test/support/tls');
 const { ImapFlow } = require('imapflow');
 const { createImapServer } = require('../lib');
 const { MemoryService } = require('./memory-service');
@@ -309,40 +310,18 @@ test('the failed-login limiter of @mailgate/core refuses after too many failures
 });
 
 describe('TLS', () => {
-  const { execFileSync } = require('node:child_process');
   const fs = require('node:fs');
-  const os = require('node:os');
-  const path = require('node:path');
   const tls = require('node:tls');
   let dir;
   let key;
   let cert;
   let hasOpenssl = true;
   beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-imap-tls-'));
-    try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-keyout',
-          path.join(dir, 'key.pem'),
-          '-out',
-          path.join(dir, 'cert.pem'),
-        ],
-        { stdio: 'ignore' },
-      );
-      key = fs.readFileSync(path.join(dir, 'key.pem'));
-      cert = fs.readFileSync(path.join(dir, 'cert.pem'));
-    } catch {
+    const made = selfSignedCert('imap');
+    dir = made.dir;
+    if (made.creds) {
+      ({ key, cert } = made.creds);
+    } else {
       hasOpenssl = false;
       skipNotice(__filename, 'openssl is not installed', 'TLS tests');
     }

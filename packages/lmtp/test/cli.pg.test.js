@@ -1,7 +1,7 @@
 'use strict';
 
 const { spawnSync } = require('node:child_process');
-const { createTestDatabase, spawnCli, CLI } = require('../../../test/support/db');
+const { createTestDatabase, spawnCli, stderrMatch, CLI } = require('../../../test/support/db');
 const { createMailService } = require('@mailgate/service');
 const { RawLmtp } = require('./client');
 const { stored } = require('./helpers');
@@ -118,18 +118,6 @@ test('missing -a is a usage error (exit 2)', () => {
   expect(deliver([], MSG).code).toBe(2);
 });
 
-function listening(child, re) {
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      err += d;
-      const m = re.exec(err);
-      if (m) resolve(m);
-    });
-    child.once('exit', (c) => reject(new Error(`exited ${c}: ${err}`)));
-  });
-}
-
 test.each([['lmtp'], ['serve']])(
   'mailgate %s with LMTP_PORT: delivers, exits 0 on SIGTERM',
   async (cmd) => {
@@ -137,7 +125,7 @@ test.each([['lmtp'], ['serve']])(
       url: db.url,
       env: { LMTP_PORT: '0', LMTP_HOST: '127.0.0.1', IMAP_PORT: '0', PORT: '0', HOST: '127.0.0.1' },
     });
-    const m = await listening(child, /LMTP listening on lmtp:\/\/[^:]+:(\d+)/);
+    const m = await stderrMatch(child, /LMTP listening on lmtp:\/\/[^:]+:(\d+)/);
     const c = await RawLmtp.connect({ port: Number(m[1]) });
     expect((await c.reply()).code).toBe(220);
     c.write('LHLO t\r\nMAIL FROM:<>\r\nRCPT TO:<dora@example.com>\r\nDATA\r\n');

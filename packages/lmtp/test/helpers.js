@@ -1,10 +1,6 @@
 'use strict';
 
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { createMailService } = require('@mailgate/service');
-const { createTestDatabase } = require('../../../test/support/db');
+const { startTestService } = require('../../../test/support/db');
 const { createLmtpServer } = require('../lib');
 
 /**
@@ -12,12 +8,8 @@ const { createLmtpServer } = require('../lib');
  * @param {{users?: string[], limits?: object, tls?: object, env?: object}} [o]
  */
 async function startLmtp(o = {}) {
-  const db = await createTestDatabase();
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-lmtp-'));
-  const service = await createMailService({
-    knex: db.knex,
-    env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent', ...(o.env || {}) },
-  });
+  const base = await startTestService('lmtp', o.env);
+  const { db, service, home } = base;
   for (const name of o.users || []) await service.users.create(name, {});
   const server = createLmtpServer({
     service,
@@ -34,9 +26,7 @@ async function startLmtp(o = {}) {
     home,
     async close() {
       await server.close({ graceMs: 1000 });
-      await service.close();
-      await db.drop();
-      fs.rmSync(home, { recursive: true, force: true });
+      await base.close();
     },
   };
 }

@@ -9,6 +9,7 @@ const { startLmtp, stored } = require('./helpers');
 const { RawLmtp } = require('./client');
 const { createLmtpServer } = require('../lib');
 const { skipOutsideCI } = require('../../../test/support/skip');
+const { selfSignedCert } = require('../../../test/support/tls');
 
 function hasOpenssl() {
   try {
@@ -339,34 +340,7 @@ describe('STARTTLS', () => {
   let dir;
   let creds = null;
   beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-lmtp-tls-'));
-    try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-keyout',
-          path.join(dir, 'key.pem'),
-          '-out',
-          path.join(dir, 'cert.pem'),
-        ],
-        { stdio: 'ignore' },
-      );
-      creds = {
-        key: fs.readFileSync(path.join(dir, 'key.pem')),
-        cert: fs.readFileSync(path.join(dir, 'cert.pem')),
-      };
-    } catch {
-      creds = null;
-    }
+    ({ dir, creds } = selfSignedCert('lmtp'));
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -1,24 +1,16 @@
 'use strict';
 
-const { createTestDatabase } = require('./support/db');
+const { useTestDatabase } = require('./support/db');
 
 /*
  * migrations/20261125220000_message_chunks.js on a database that already holds mail: its
  * header and body texts are cut into pieces that reassemble into them, new messages get theirs
  * from the trigger, and the way down restores the trigram indexes on the columns.
  */
-let db;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-
-afterAll(async () => {
-  if (db) await db.drop();
-});
+const suite = useTestDatabase();
 
 test('existing texts are cut into pieces on the way up; the column indexes return on the way down', async () => {
-  const k = db.knex;
+  const k = suite.db.knex;
   const name = { name: '20261125220000_message_chunks.js' };
   await k.migrate.down(name);
   const id = (await k.raw("INSERT INTO users (name) VALUES ('mig') RETURNING id")).rows[0].id;

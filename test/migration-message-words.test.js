@@ -1,27 +1,19 @@
 'use strict';
 
-const { createTestDatabase } = require('./support/db');
+const { useTestDatabase } = require('./support/db');
 
 /*
  * migrations/20261125190000_message_words.js on a database that already holds mail: the
  * tsvectors the old trigger stored move to message_words unchanged, new messages get theirs
  * from the new trigger, and the way down puts the column back with the same values.
  */
-let db;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-
-afterAll(async () => {
-  if (db) await db.drop();
-});
+const suite = useTestDatabase();
 
 const tsvs = async (sql, params) =>
-  Object.fromEntries((await db.knex.raw(sql, params)).rows.map((r) => [r.uid, r.tsv]));
+  Object.fromEntries((await suite.db.knex.raw(sql, params)).rows.map((r) => [r.uid, r.tsv]));
 
 test('existing messages keep their words across the migration, both ways', async () => {
-  const k = db.knex;
+  const k = suite.db.knex;
   // By name: later migrations stay applied. Before it: a tsv column kept by a BEFORE trigger.
   const name = { name: '20261125190000_message_words.js' };
   // The text pieces' migration, which came later, down first: its trigger expects a

@@ -1,24 +1,16 @@
 'use strict';
 
-const { createTestDatabase } = require('./support/db');
+const { useTestDatabase } = require('./support/db');
 
 /*
  * migrations/20261127900000_subscription_names.js on a database that already has
  * subscriptions: the subscribed mailboxes' names move to `subscriptions`, unsubscribed ones do
  * not, the column goes; the way down puts the column back for the names that are mailboxes.
  */
-let db;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-
-afterAll(async () => {
-  if (db) await db.drop();
-});
+const suite = useTestDatabase();
 
 test('existing subscriptions are carried over to the list of names, both ways', async () => {
-  const k = db.knex;
+  const k = suite.db.knex;
   const name = { name: '20261127900000_subscription_names.js' };
   await k.migrate.down(name);
   const id = (await k.raw("INSERT INTO users (name) VALUES ('subs') RETURNING id")).rows[0].id;

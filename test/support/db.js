@@ -87,6 +87,21 @@ function stderrMatch(child, re) {
 module.exports = { createTestDatabase, runCli, spawnCli, stderrMatch, CLI };
 
 /**
+ * Per-file fixture: a fresh database (`ctx.db`, set in beforeAll), dropped after the file.
+ * @returns {{db: Awaited<ReturnType<typeof createTestDatabase>>|null}}
+ */
+function useTestDatabase() {
+  const ctx = { db: null };
+  beforeAll(async () => {
+    ctx.db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    if (ctx.db) await ctx.db.drop();
+  });
+  return ctx;
+}
+
+/**
  * Per-file fixture: a fresh database and a scratch folder, both removed after the file;
  * `ctx.cli` runs the CLI on that database. `ctx.db` is set in beforeAll (hooks of the file run
  * after this one's: register an afterAll that must run before the drop before calling this).
@@ -96,18 +111,10 @@ module.exports = { createTestDatabase, runCli, spawnCli, stderrMatch, CLI };
 function useCliSuite(name) {
   const fs = require('node:fs');
   const os = require('node:os');
-  const ctx = {
-    db: null,
-    tmp: fs.mkdtempSync(path.join(os.tmpdir(), `mailgate-${name}-`)),
-    cli: (args, opts = {}) => runCli(args, { url: ctx.db.url, ...opts }),
-  };
-  beforeAll(async () => {
-    ctx.db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await ctx.db.drop();
-    fs.rmSync(ctx.tmp, { recursive: true, force: true });
-  });
+  const ctx = useTestDatabase();
+  ctx.tmp = fs.mkdtempSync(path.join(os.tmpdir(), `mailgate-${name}-`));
+  ctx.cli = (args, opts = {}) => runCli(args, { url: ctx.db.url, ...opts });
+  afterAll(() => fs.rmSync(ctx.tmp, { recursive: true, force: true }));
   return ctx;
 }
 
@@ -134,6 +141,7 @@ function useServiceSuite(name) {
   return ctx;
 }
 
+module.exports.useTestDatabase = useTestDatabase;
 module.exports.useCliSuite = useCliSuite;
 module.exports.useServiceSuite = useServiceSuite;
 

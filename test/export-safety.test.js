@@ -47,18 +47,19 @@ beforeAll(() => {
   expect(cli(['import', 'mh', mhSource, '--user', 'bob', '--quiet']).code).toBe(0);
 });
 
+// `export <kind>` of a user's mail (mbox: INBOX) to out: with --json, or as a person runs it.
+const exportArgs = (kind, user, out) => [
+  'export',
+  kind,
+  '--user',
+  user,
+  ...(kind === 'mbox' ? ['--mailbox', 'INBOX'] : []),
+  '--out',
+  out,
+];
 const exportCli = (kind, user, out, ...more) =>
-  cli([
-    'export',
-    kind,
-    '--user',
-    user,
-    ...(kind === 'mbox' ? ['--mailbox', 'INBOX'] : []),
-    '--out',
-    out,
-    '--json',
-    ...more,
-  ]);
+  cli([...exportArgs(kind, user, out), '--json', ...more]);
+const exportHuman = (kind, user, out, ...more) => cli([...exportArgs(kind, user, out), ...more]);
 
 describe('OUTPUT_EXISTS without --force', () => {
   test('mbox onto an existing file: refused, the file unchanged; --force replaces it', () => {
@@ -191,17 +192,7 @@ describe('quarantined entries (30.2)', () => {
     expect(r.json.quarantined).toMatchObject({ count: 1, included: false });
     const id = r.json.quarantined.ids[0];
     expect(Number.isInteger(id)).toBe(true);
-    const human = cli([
-      'export',
-      'mbox',
-      '--user',
-      'alice',
-      '--mailbox',
-      'INBOX',
-      '--out',
-      out,
-      '--force',
-    ]);
+    const human = exportHuman('mbox', 'alice', out, '--force');
     expect(human.stderr).toContain('not written: 1 quarantined entries');
     expect(human.stderr).toContain(`ids ${id}`);
     expect(human.stderr).toContain('mailgate quarantine --user alice --raw ID');
@@ -209,18 +200,7 @@ describe('quarantined entries (30.2)', () => {
     const all = exportCli('mbox', 'alice', out, '--force', '--include-quarantined');
     expect(all.json.quarantined).toMatchObject({ count: 1, included: true });
     expect(fs.readFileSync(out).includes(garbage)).toBe(true);
-    const quiet = cli([
-      'export',
-      'mbox',
-      '--user',
-      'alice',
-      '--mailbox',
-      'INBOX',
-      '--out',
-      out,
-      '--force',
-      '--quiet',
-    ]);
+    const quiet = exportHuman('mbox', 'alice', out, '--force', '--quiet');
     expect({ code: quiet.code, stderr: quiet.stderr, stdout: quiet.stdout }).toEqual({
       code: 0,
       stderr: '',

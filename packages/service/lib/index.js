@@ -62,7 +62,10 @@ async function createMailService(opts = {}) {
     db = await openDatabase(config, opts.createDatabase === false ? { create: false } : {});
     knex = db.knex;
   }
-  const store = new PgStore(knex, { outbox: opts.outbox ?? Boolean(config.elasticsearchUrl) });
+  const store = new PgStore(knex, {
+    outbox: opts.outbox ?? Boolean(config.elasticsearchUrl),
+    logger,
+  });
   return new MailService({ config, env, logger, store, db, purge: opts.purge !== false });
 }
 

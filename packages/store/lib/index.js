@@ -43,6 +43,7 @@ mixIn(
   require('./thread-ops').threadOps,
   require('./route-ops').routeOps,
   require('./user-ops').userOps,
+  require('./stats-ops').statsOps,
 );
 
 module.exports = {

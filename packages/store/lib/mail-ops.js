@@ -619,6 +619,9 @@ const mailOps = {
       total += n;
       if (n < size) break;
     }
+    // Deleting many rows moves the row counts and the mailbox/uid statistics the next plans
+    // read: refreshed after the last batch, outside every mailbox lock (stats-ops.js).
+    await this.refreshStatsAfterBulk(userId, total);
     return total;
   },
 
@@ -661,6 +664,7 @@ const mailOps = {
   async settleBackground() {
     if (this.listCache) await this.listCache.settle();
     if (this.listViewCache) await this.listViewCache.settle();
+    if (this.settleStats) await this.settleStats();
   },
 
   /**

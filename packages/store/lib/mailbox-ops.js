@@ -415,6 +415,15 @@ const mailboxOps = {
    * @returns {Promise<{uidvalidity: number, map: Array<[number, number]>}>}
    */
   async copyMessages(userId, srcId, uids, dstId, opts = {}) {
+    const result = await this.copyInTransaction(userId, srcId, uids, dstId, opts);
+    // After the commit and outside the mailbox locks, not awaited by the client's answer: a
+    // bulk copy leaves the planner without the new rows (stats-ops.js, issue 35.4).
+    await this.refreshStatsAfterBulk(userId, result.map.length);
+    return result;
+  },
+
+  /** copyMessages' transaction (see there). */
+  async copyInTransaction(userId, srcId, uids, dstId, opts) {
     return this.knex.transaction(async (trx) => {
       await lockThreads(trx, userId);
       // Both mailbox rows, in id order, so two opposite moves cannot deadlock.

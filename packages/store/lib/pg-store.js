@@ -33,11 +33,13 @@ const IMPORT_LOCK_SPACE = 30003;
 class PgStore {
   /**
    * @param {import('knex').Knex} knex
-   * @param {{outbox?: boolean}} [opts] outbox: write Elasticsearch outbox rows with every
-   *   change (default: when ELASTICSEARCH_URL is set; see @mailgate/es)
+   * @param {{outbox?: boolean, logger?: import('pino').Logger}} [opts] outbox: write
+   *   Elasticsearch outbox rows with every change (default: when ELASTICSEARCH_URL is set; see
+   *   @mailgate/es); logger: where background work reports a failure (stats-ops.js)
    */
   constructor(knex, opts = {}) {
     this.knex = knex;
+    this.logger = opts.logger || null;
     this.outbox = opts.outbox ?? Boolean(process.env.ELASTICSEARCH_URL);
     // Header scans are served from a per-mailbox cache kept exact by modseq (list-cache.js).
     const rows = opts.listCacheRows ?? loadConfig().listCacheRows;
@@ -770,12 +772,24 @@ class PgStore {
    * partition has none until autovacuum gets to it, and without them PostgreSQL plans word
    * and substring searches as sequential scans (100-600 ms instead of a few ms on 21k
    * messages).
+   * With `keys`, only the columns a copy, move or purge changes the distribution of (user,
+   * mailbox, uid, expunged) and the row counts: no text is read (stats-ops.js, after bulk
+   * writes).
    * @param {number} userId
+   * @param {{keys?: boolean}} [opts]
    */
-  async analyzeUser(userId) {
+  async analyzeUser(userId, opts = {}) {
     const id = Number(userId);
     if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
     // Identifiers cannot be bound parameters; the id is an integer checked above.
+    if (opts.keys) {
+      const k = 'user_id, mailbox_id, uid';
+      await this.knex.raw(
+        `ANALYZE messages_u${id} (${k}, expunged), message_words_u${id} (${k}),
+           message_chunks_u${id} (${k}), message_sources_u${id} (${k})`,
+      );
+      return;
+    }
     await this.knex.raw(
       `ANALYZE messages_u${id}, message_words_u${id}, message_chunks_u${id}, message_sources_u${id}`,
     );

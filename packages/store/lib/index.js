@@ -35,6 +35,7 @@ mixIn(
   PgStore.prototype,
   require('./mail-ops').mailOps,
   require('./mailbox-ops').mailboxOps,
+  require('./append-ops').appendOps,
   require('./mirror-ops').mirrorOps,
   require('./tokens').tokenOps,
   require('./import-ops').importOps,

@@ -1,11 +1,9 @@
 'use strict';
 
-const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
-const { headerJson } = require('./header-row');
 const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
 const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require('./mailbox-ref');
-const { lockThreads, writeThreadKeys, threadBatch, normId } = require('./thread-ops');
+const { lockThreads, threadBatch, normId } = require('./thread-ops');
 const {
   MESSAGE_COLUMNS,
   SOURCE_COLUMNS,
@@ -337,68 +335,6 @@ const mailboxOps = {
     if (cache && isName(mailbox)) cache.noteName(userId, mailbox.name, mb.id);
     if (cache && cached == null && opts.warm !== false) cache.warm(this.knex, userId, mb.id);
     return { total: rows[0].total, unseen: rows[0].unseen, mailbox: mb };
-  },
-
-  /**
-   * Stores one new message (IMAP APPEND): uid from UIDNEXT and a new modseq under the mailbox
-   * row lock, columns derived by the caller (@mailgate/importer deriveRow, as on import).
-   * Appending the same bytes twice keeps both (the next occurrence index).
-   * @param {number} userId
-   * @param {number|{name: string}} mailbox id, or byName(name) (locked, MAILBOX_NOT_FOUND when none)
-   * @param {{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}} msg
-   * @returns {Promise<{uid: number, uidvalidity: number, modseq: number}>}
-   */
-  async appendMessage(userId, mailbox, msg) {
-    const hash = crypto.createHash('sha256').update(msg.raw).digest();
-    return this.knex.transaction(async (trx) => {
-      // The thread lock before the mailbox lock, in every writer that threads (no deadlock).
-      await lockThreads(trx, userId);
-      const mailboxId = (await lockMailbox(trx, userId, mailbox)).id;
-      const mb = (
-        await trx.raw(
-          `UPDATE mailboxes SET uidnext = uidnext + 1, highestmodseq = highestmodseq + 1
-            WHERE id = ? AND user_id = ? RETURNING uidnext - 1 AS uid, highestmodseq, uidvalidity`,
-          [mailboxId, userId],
-        )
-      ).rows[0];
-      const dup = (
-        await trx.raw(
-          `SELECT coalesce(max(dup_index) + 1, 0)::int AS n FROM messages
-            WHERE user_id = ? AND mailbox_id = ? AND content_hash = ?`,
-          [userId, mailboxId, hash],
-        )
-      ).rows[0].n;
-      const uid = Number(mb.uid);
-      const modseq = Number(mb.highestmodseq);
-      const row = {
-        ...msg.row,
-        internal_date: (msg.internalDate || new Date()).toISOString(),
-        flags: msg.flags || [],
-        keywords: msg.keywords || [],
-      };
-      await trx('messages').insert({
-        ...row,
-        header_json: headerJson(row),
-        user_id: userId,
-        mailbox_id: mailboxId,
-        uid,
-        modseq,
-        content_hash: hash,
-        dup_index: dup,
-      });
-      await trx('message_sources').insert({
-        user_id: userId,
-        mailbox_id: mailboxId,
-        uid,
-        raw: msg.raw,
-      });
-      // An appended message (a draft, IMAP APPEND) gets its thread id now, like imported mail.
-      const threadRow = { ...row, mailbox_id: mailboxId, uid };
-      await writeThreadKeys(trx, userId, [threadRow]);
-      await threadBatch(this, trx, userId, [threadRow]);
-      if (this.outbox) await writeOutbox(trx, userId, mailboxId, [uid], modseq, 'index');
-      return { uid, uidvalidity: Number(mb.uidvalidity), modseq };
-    });
   },
 
   /**

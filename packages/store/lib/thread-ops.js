@@ -286,12 +286,65 @@ async function writeThreadKeys(db, userId, rows) {
  */
 async function threadBatch(store, db, userId, rows) {
   if (!rows.length) return { closure: 0, assigned: 0, merged: 0 };
+  const plan = await planThreads(db, userId, rows, { stored: true });
+  await writeRootKeys(db, userId, plan.after, plan.before);
+  await writeThreadIds(store, db, userId, plan.changed, plan.ids);
+  return plan.counts;
+}
+
+/**
+ * threadBatch for messages not written yet (the append path, store append-ops.js): the same
+ * reads and the same answer, with the new messages taken from `rows` instead of the table, so
+ * that their thread ids and keys go into the one statement that inserts them. Writes only what
+ * concerns older messages (a merge's new ids, a root that lost its subject key: both rare).
+ * @returns {Promise<{ids: Map<string, string>, keys: {keys: Buffer[], boxes: number[], uids: number[]}}>}
+ *   ids: `mailbox_id/uid` → thread id of each new message; keys: the thread_keys rows to add
+ *   (the new messages' id keys, every touched root's subject key; the insert skips those there)
+ */
+async function threadFresh(store, db, userId, rows) {
+  const plan = await planThreads(db, userId, rows, { stored: false });
+  const fresh = new Set(rows.map((r) => `${r.mailbox_id}/${r.uid}`));
+  const gone = rootKeyRows(goneRoots(plan.after, plan.before));
+  if (gone.keys.length) await deleteRootKeys(db, userId, gone);
+  const older = plan.changed.filter((m) => !fresh.has(m.key));
+  await writeThreadIds(store, db, userId, older, plan.ids);
+  const keys = { keys: [], boxes: [], uids: [] };
+  for (const row of rows) {
+    for (const k of idKeys(row.thread)) {
+      keys.keys.push(k);
+      keys.boxes.push(row.mailbox_id);
+      keys.uids.push(row.uid);
+    }
+  }
+  const roots = rootKeyRows(plan.after.comps.map((c) => c.root));
+  keys.keys.push(...roots.keys);
+  keys.boxes.push(...roots.boxes);
+  keys.uids.push(...roots.uids);
+  const ids = new Map([...fresh].map((k) => [k, plan.ids.get(k)]));
+  return { ids, keys };
+}
+
+/**
+ * The thread stage's reads and its computation (see threadBatch): the closure of what the new
+ * messages touch, its thread ids, and which messages' ids change. `stored`: the new messages
+ * and their id keys are in the tables already (threadBatch); otherwise they are only in `rows`
+ * (threadFresh), and are added to what the reads find.
+ */
+async function planThreads(db, userId, rows, { stored }) {
   const fresh = new Set(rows.map((r) => `${r.mailbox_id}/${r.uid}`));
   const known = new Map();
   const asked = new Set();
   const seeds = rows.flatMap((r) =>
     idKeys({ messageId: r.message_id, inReplyTo: r.in_reply_to, refs: r.refs }),
   );
+  if (!stored) {
+    // The new messages, as the reads below would have found them (no thread id yet).
+    for (const r of rows) {
+      const m = freshMsg(r);
+      r.thread = m;
+      known.set(m.key, m);
+    }
+  }
   await expandLinks(db, userId, seeds, known, asked);
   // Messages without any id are found by their own row.
   const missing = rows.filter((r) => !known.has(`${r.mailbox_id}/${r.uid}`));
@@ -324,14 +377,34 @@ async function threadBatch(store, db, userId, rows) {
       (c) => c.members.some((m) => touched.has(m.key)) || bases.has(baseSubject(c.root.subject)),
     )
     .flatMap((c) => c.members);
-  await writeRootKeys(db, userId, linkComponents([...touched].map((k) => known.get(k))), before);
+  const after = linkComponents([...touched].map((k) => known.get(k)));
   const ids = threadIds(closure);
   const changed = closure.filter((m) => m.old !== ids.get(m.key));
-  await writeThreadIds(store, db, userId, changed, ids);
   return {
-    closure: closure.length,
-    assigned: changed.filter((m) => m.old == null).length,
-    merged: changed.filter((m) => m.old != null).length,
+    after,
+    before,
+    ids,
+    changed,
+    counts: {
+      closure: closure.length,
+      assigned: changed.filter((m) => m.old == null).length,
+      merged: changed.filter((m) => m.old != null).length,
+    },
+  };
+}
+
+/** A message about to be stored, in the shape the thread reads give (threadMsg). */
+function freshMsg(r) {
+  return {
+    key: `${r.mailbox_id}/${r.uid}`,
+    mailboxId: Number(r.mailbox_id),
+    uid: Number(r.uid),
+    messageId: r.message_id,
+    inReplyTo: r.in_reply_to,
+    refs: r.refs,
+    subject: r.subject,
+    date: r.date || r.internal_date,
+    old: null,
   };
 }
 
@@ -346,32 +419,11 @@ async function threadBatch(store, db, userId, rows) {
  * @param {object[]} before the touched old messages
  */
 async function writeRootKeys(db, userId, after, before) {
-  const roots = new Set(after.comps.map((c) => c.root));
-  const gone = linkComponents(before)
-    .comps.map((c) => c.root)
-    .filter((m) => !roots.has(m));
+  const del = rootKeyRows(goneRoots(after, before));
+  if (del.keys.length) await deleteRootKeys(db, userId, del);
   // Every touched root, not only new messages: a root can also be a copy, or the next oldest
   // after an expunge; the insert skips keys already there.
-  const rowsOf = (list) => {
-    const out = { keys: [], boxes: [], uids: [] };
-    for (const m of list) {
-      const base = baseSubject(m.subject);
-      if (!base) continue;
-      out.keys.push(keyOf('s:', base));
-      out.boxes.push(m.mailboxId);
-      out.uids.push(m.uid);
-    }
-    return out;
-  };
-  const del = rowsOf(gone);
-  if (del.keys.length) {
-    await db.raw(
-      `DELETE FROM thread_keys t USING unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
-        WHERE t.user_id = ? AND t.key = v.k AND t.mailbox_id = v.b AND t.uid = v.u`,
-      [del.keys, del.boxes, del.uids, userId],
-    );
-  }
-  const add = rowsOf([...roots]);
+  const add = rootKeyRows(after.comps.map((c) => c.root));
   if (add.keys.length) {
     // One index probe per key (OFFSET 0 keeps the subquery a subplan): as a join, a new
     // user's keys (not in thread_keys' statistics yet) were read whole into a hash per batch.
@@ -383,6 +435,35 @@ async function writeRootKeys(db, userId, after, before) {
       [userId, add.keys, add.boxes, add.uids, userId],
     );
   }
+}
+
+/** Old roots that are no longer one after the batch. */
+function goneRoots(after, before) {
+  const roots = new Set(after.comps.map((c) => c.root));
+  return linkComponents(before)
+    .comps.map((c) => c.root)
+    .filter((m) => !roots.has(m));
+}
+
+/** The subject-key rows of the given roots (roots without a base subject have none). */
+function rootKeyRows(list) {
+  const out = { keys: [], boxes: [], uids: [] };
+  for (const m of list) {
+    const base = baseSubject(m.subject);
+    if (!base) continue;
+    out.keys.push(keyOf('s:', base));
+    out.boxes.push(m.mailboxId);
+    out.uids.push(m.uid);
+  }
+  return out;
+}
+
+async function deleteRootKeys(db, userId, del) {
+  await db.raw(
+    `DELETE FROM thread_keys t USING unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
+      WHERE t.user_id = ? AND t.key = v.k AND t.mailbox_id = v.b AND t.uid = v.u`,
+    [del.keys, del.boxes, del.uids, userId],
+  );
 }
 
 /**
@@ -551,7 +632,9 @@ module.exports = {
   threadIds,
   baseSubject,
   threadBatch,
+  threadFresh,
   writeThreadKeys,
   lockThreads,
+  THREAD_LOCK,
   normId,
 };

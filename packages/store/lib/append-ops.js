@@ -1,0 +1,199 @@
+'use strict';
+
+const crypto = require('node:crypto');
+const { errors } = require('@mailgate/core');
+const { headerJson } = require('./header-row');
+const { isName } = require('./mailbox-ref');
+const { threadFresh, THREAD_LOCK } = require('./thread-ops');
+
+/*
+ * The one write of a new single message (issue 32.4): LMTP delivery, `mailgate deliver`, IMAP
+ * APPEND and the HTTP append all end in appendMessage. It owns the append's statements and
+ * the group commit of concurrent appends; it never parses a message (the caller derives the
+ * row, as an import does) and never answers a protocol.
+ *
+ * Why it looks like this: an APPEND into a 20,000-message INBOX cost 13 statements in as many
+ * round trips (thread lock, mailbox lock, UIDNEXT, duplicate index, message row, source row,
+ * thread keys, thread lookups, root keys, thread id update, commit), and on a busy machine each
+ * round trip costs a context switch on both sides. Now a transaction is: the thread lock and
+ * the UIDs in one statement, the thread lookups (usually one), and one statement that inserts
+ * the message rows with their thread ids, the source rows, the thread keys and the outbox rows
+ * (data-modifying CTEs), then COMMIT. Nothing in it grows with the mailbox: no count, no
+ * list snapshot, no rethreading beyond what the new messages touch.
+ *
+ * Group commit: appends to the same mailbox that arrive while one of its transactions is in
+ * flight wait for it and then go together in the next one (at most MAX_BATCH), so ten LMTP
+ * sessions pay one commit (one WAL flush) per batch instead of one each. A caller is answered
+ * only after the commit of its batch; UIDs follow arrival order. A batch that fails is retried
+ * one message at a time, so one bad message never fails its neighbours.
+ */
+
+const MAX_BATCH = 64;
+
+const appendOps = {
+  /**
+   * Stores one new message (IMAP APPEND, LMTP/LDA delivery, the API's append): uid from
+   * UIDNEXT and a new modseq under the mailbox row lock, columns derived by the caller
+   * (@mailgate/importer deriveRow, as on import). Appending the same bytes twice keeps both
+   * (the next occurrence index). Resolves after the commit.
+   * @param {number} userId
+   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
+   * @param {{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}} msg
+   * @returns {Promise<{uid: number, uidvalidity: number, modseq: number}>}
+   */
+  appendMessage(userId, mailbox, msg) {
+    const queues = (this.appendQueues ??= new Map());
+    const key = `${userId}:${isName(mailbox) ? `n:${mailbox.name}` : `i:${mailbox}`}`;
+    let q = queues.get(key);
+    if (!q) {
+      q = { waiting: [], running: false };
+      queues.set(key, q);
+    }
+    return new Promise((resolve, reject) => {
+      q.waiting.push({ msg, resolve, reject });
+      if (!q.running) drain(this, queues, key, q, userId, mailbox);
+    });
+  },
+
+  /**
+   * Stores new messages in one mailbox in one transaction (what appendMessage's group commit
+   * runs): uids in the given order.
+   * @param {number} userId
+   * @param {number|{name: string}} mailbox
+   * @param {Array<{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}>} msgs
+   * @returns {Promise<Array<{uid: number, uidvalidity: number, modseq: number}>>}
+   */
+  async appendMessages(userId, mailbox, msgs) {
+    const hashes = msgs.map((m) => crypto.createHash('sha256').update(m.raw).digest());
+    return this.knex.transaction(async (trx) => {
+      const mb = await allocate(trx, userId, mailbox, msgs.length);
+      const first = Number(mb.first);
+      const modseq = Number(mb.highestmodseq);
+      const rows = msgs.map((m, i) => ({
+        ...m.row,
+        internal_date: (m.internalDate || new Date()).toISOString(),
+        flags: m.flags || [],
+        keywords: m.keywords || [],
+        mailbox_id: mb.id,
+        uid: first + i,
+      }));
+      // Thread ids before the rows exist, so that they are written with them (no update).
+      const threads = await threadFresh(
+        this,
+        trx,
+        userId,
+        rows.map((r) => ({ ...r })),
+      );
+      const seen = new Map();
+      const messageRows = rows.map((row, i) => {
+        const hex = hashes[i].toString('hex');
+        const earlier = seen.get(hex) || 0;
+        seen.set(hex, earlier + 1);
+        return {
+          ...row,
+          header_json: headerJson(row),
+          user_id: userId,
+          modseq,
+          content_hash: hashes[i],
+          // The next occurrence of these bytes in the mailbox, counting copies in this batch.
+          dup_index: trx.raw(
+            `coalesce((SELECT max(d.dup_index) + 1 FROM messages d
+                        WHERE d.user_id = ? AND d.mailbox_id = ? AND d.content_hash = ?), 0) + ?`,
+            [userId, mb.id, hashes[i], earlier],
+          ),
+          thread_id: threads.ids.get(`${mb.id}/${row.uid}`) || null,
+        };
+      });
+      const ins = trx('messages').insert(messageRows).toSQL();
+      const src = trx('message_sources')
+        .insert(
+          rows.map((r, i) => ({
+            user_id: userId,
+            mailbox_id: mb.id,
+            uid: r.uid,
+            raw: msgs[i].raw,
+          })),
+        )
+        .toSQL();
+      const parts = [`m AS (${ins.sql} RETURNING uid)`, `s AS (${src.sql})`];
+      const bindings = [...ins.bindings, ...src.bindings];
+      const k = threads.keys;
+      if (k.keys.length) {
+        // The subject keys of touched old roots are usually there already: one probe each.
+        parts.push(`k AS (INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
+          SELECT ?, v.k, v.b, v.u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
+           WHERE NOT EXISTS (SELECT 1 FROM thread_keys t WHERE t.user_id = ? AND t.key = v.k
+                               AND t.mailbox_id = v.b AND t.uid = v.u OFFSET 0))`);
+        bindings.push(userId, k.keys, k.boxes, k.uids, userId);
+      }
+      if (this.outbox) {
+        parts.push(`o AS (INSERT INTO es_outbox (user_id, mailbox_id, uid, modseq, op)
+          SELECT ?, ?, u, ?, 'index' FROM unnest(?::bigint[]) AS u)`);
+        bindings.push(
+          userId,
+          mb.id,
+          modseq,
+          rows.map((r) => r.uid),
+        );
+      }
+      await trx.raw(`WITH ${parts.join(',\n')} SELECT count(*) FROM m`, bindings);
+      return rows.map((r) => ({ uid: r.uid, uidvalidity: Number(mb.uidvalidity), modseq }));
+    });
+  },
+};
+
+/**
+ * The thread lock, then the mailbox row's lock and `n` uids from its UIDNEXT with one new
+ * modseq, in one statement (the lock order of every writer that threads: threads, then the
+ * mailbox). The UPDATE re-reads the row after waiting for its lock, so UIDNEXT is the latest.
+ */
+async function allocate(trx, userId, mailbox, n) {
+  const named = isName(mailbox);
+  const r = await trx.raw(
+    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?) AS x)
+     UPDATE mailboxes b SET uidnext = b.uidnext + ?, highestmodseq = b.highestmodseq + 1
+       FROM l WHERE ${named ? 'b.name = ?' : 'b.id = ?'} AND b.user_id = ?
+     RETURNING b.id, b.uidnext - ? AS first, b.highestmodseq, b.uidvalidity`,
+    [THREAD_LOCK, userId, n, named ? mailbox.name : mailbox, userId, n],
+  );
+  if (!r.rows.length) {
+    throw new errors.MAILBOX_NOT_FOUND(named ? mailbox.name : String(mailbox));
+  }
+  return { ...r.rows[0], id: Number(r.rows[0].id) };
+}
+
+/** Runs a mailbox's waiting appends, a batch per transaction, until none is left. */
+async function drain(store, queues, key, q, userId, mailbox) {
+  q.running = true;
+  try {
+    while (q.waiting.length) {
+      const batch = q.waiting.splice(0, MAX_BATCH);
+      try {
+        const out = await store.appendMessages(
+          userId,
+          mailbox,
+          batch.map((b) => b.msg),
+        );
+        batch.forEach((b, i) => b.resolve(out[i]));
+      } catch (err) {
+        if (batch.length === 1) {
+          batch[0].reject(err);
+          continue;
+        }
+        // One at a time: a message that cannot be stored fails alone.
+        for (const b of batch) {
+          try {
+            b.resolve((await store.appendMessages(userId, mailbox, [b.msg]))[0]);
+          } catch (e) {
+            b.reject(e);
+          }
+        }
+      }
+    }
+  } finally {
+    q.running = false;
+    if (queues.get(key) === q && !q.waiting.length) queues.delete(key);
+  }
+}
+
+module.exports = { appendOps, MAX_BATCH };

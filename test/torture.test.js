@@ -5,7 +5,7 @@ const path = require('node:path');
 const { useCliSuite } = require('./support/db');
 const { mboxOf } = require('./support/mail');
 const { hostileMessages } = require('./support/hostile');
-const { measureAll, table } = require('../scripts/torture-report');
+const { measureAll, table } = require('../packages/bench/lib/commands/torture');
 const { setup, req } = require('../packages/api/test/helpers');
 const { closeRequestPool } = require('@mailgate/mime');
 
@@ -13,7 +13,7 @@ const { closeRequestPool } = require('@mailgate/mime');
 // the importers (every message stored or quarantined, byte-exact either way) and the HTTP
 // message view (4xx, never 5xx, never a hang). Behaviour only (issue 30.5): the worst parse
 // time and memory per message against the budgets are a benchmark, `npm run bench:torture`
-// (scripts/torture-report.js), not assertions of a test that runs on a busy machine.
+// (packages/bench/lib/commands/torture.js), not assertions of a test that runs on a busy machine.
 const SEED = 15;
 const messages = hostileMessages(SEED);
 const suite = useCliSuite('torture');

@@ -1,5 +1,12 @@
 'use strict';
 
+/*
+ * The bench's command line: `mailgate bench` (the 2003 study, added to the mailgate CLI by
+ * addBenchCommand) and the bench's other commands (`node packages/bench/bin/mailgate-bench.js
+ * <command>`, behind the root `npm run bench:<command>` scripts), one module each under
+ * commands/. It dispatches and reports errors; the measuring is the commands' own.
+ */
+
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -177,4 +184,73 @@ function applyVia(backends, via) {
   return [...new Set(out)];
 }
 
-module.exports = { addBenchCommand, applyVia };
+/**
+ * The bench's commands beside the study, by name: each is `commands/<name>.js`, exporting
+ * `{description, usage, run(args)}`. Loaded only when run (some need a browser or autocannon).
+ */
+const COMMANDS = [
+  'api',
+  'disk',
+  'es',
+  'imap-fetch',
+  'imap-idle',
+  'imap-idle-latency',
+  'import',
+  'kdf-cost',
+  'legacy',
+  'mime-parse',
+  'report',
+  'torture',
+  'web',
+];
+
+/** Loads a command's module. */
+const command = (name) => require(`./commands/${name}`);
+
+/** The usage text: every command with its options. */
+function usage() {
+  const lines = ['usage: mailgate-bench <command> [options]', ''];
+  for (const name of COMMANDS) {
+    const c = command(name);
+    lines.push(`  ${name} ${c.usage}`.trimEnd(), `      ${c.description}`);
+  }
+  lines.push('', 'The 2003 study itself: mailgate bench --help');
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Runs one bench command. Errors end as `CODE: message` on stderr (the CLI's form; a failure
+ * without a code keeps its stack, as the scripts printed it): exit 2 for bad usage, 1 otherwise.
+ * @param {string[]} argv e.g. ['import', '--only', 'quarter']
+ * @returns {Promise<number>} the exit code
+ */
+async function main(argv) {
+  const [name, ...args] = argv;
+  const err = (code, message) => process.stderr.write(`${code}: ${message}\n`);
+  if (!name || name === '--help' || name === 'help') {
+    process.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  if (!COMMANDS.includes(name)) {
+    err('USAGE', `unknown bench command ${name} (one of ${COMMANDS.join(', ')})`);
+    return 2;
+  }
+  const c = command(name);
+  if (args.includes('--help')) {
+    process.stdout.write(`usage: mailgate-bench ${name} ${c.usage}\n${c.description}\n`);
+    return 0;
+  }
+  try {
+    await c.run(args);
+    return process.exitCode || 0;
+  } catch (e) {
+    if (e.code === 'USAGE') {
+      err('USAGE', e.message);
+      return 2;
+    }
+    process.stderr.write(`bench ${name} failed: ${e.stack || e.message}\n`);
+    return 1;
+  }
+}
+
+module.exports = { addBenchCommand, applyVia, COMMANDS, main };

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -18,17 +17,20 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { corpusDir } = require('../test/support/corpus');
-const { run } = require('./lib/run-cli');
-const { machineFacts, listMessages, RawImapClient } = require('@mailgate/bench');
 const { EmbeddedPostgres } = require('@mailgate/core');
+const { ROOT, run, option, corpusDir } = require('../command-kit');
+const { machineFacts } = require('../machine');
+const { listMessages } = require('../mailboxes');
+const { RawImapClient } = require('../raw-imap');
 
-const ROOT = path.resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : 'full';
 const MB = 1e6; // decimal megabytes, as the issue and the README count the raw mail
 
-async function main() {
+/**
+ * `bench disk`: see the file comment.
+ * @param {string[]} args --only full|quarter, --keep, --no-dovecot
+ */
+async function main(args) {
+  const only = option(args, '--only', 'full');
   const corpus = corpusDir();
   if (!corpus) throw new Error('../shared/corpus not found: the benchmark needs the Enron set');
   const enron = path.join(corpus, 'enron', 'maildir');
@@ -269,7 +271,8 @@ function markdown(r) {
   return lines.join('\n') + '\n';
 }
 
-main().catch((err) => {
-  process.stderr.write(`${err.stack || err}\n`);
-  process.exit(1);
-});
+module.exports = {
+  description: 'bytes on disk per table and index against the raw mail, Dovecot Maildir beside',
+  usage: '[--only full|quarter] [--keep] [--no-dovecot]',
+  run: main,
+};

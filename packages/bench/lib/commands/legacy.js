@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -10,7 +9,7 @@
  * backends and imap answer it with the predicate / TEXT + predicate). Warm timings: one
  * discarded run, then the median of --runs (default 3). Writes bench/results/legacy-<ts>.json.
  *
- *   node scripts/bench-legacy.js [--count 20000] [--word zimbabwe] [--runs 3]
+ *   npm run bench:legacy -- [--count 20000] [--word zimbabwe] [--runs 3]
  * Needs root and dovecot-imapd (scripts/dovecot), the shared corpus, and PostgreSQL
  * (DATABASE_URL, else an embedded one in a scratch MAILGATE_HOME).
  */
@@ -19,27 +18,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { corpusDir } = require('../test/support/corpus');
-const { buildLegacyMail } = require('../test/support/legacy-corpus');
-const dovecot = require('./dovecot/dovecot.js');
-
-const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'packages', 'cli', 'bin', 'mailgate.js');
-
-function arg(name, def) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-}
-
-function cli(args, env) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    env,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-  });
-  if (r.status !== 0) throw new Error(`mailgate ${args.join(' ')} failed: ${r.stderr}`);
-  return r;
-}
+const dovecot = require('@mailgate/dovecot');
+const { ROOT, CLI, run: cli, option, testSupport, corpusDir } = require('../command-kit');
 
 async function time(fn, runs) {
   let result = await fn(); // warm-up, discarded
@@ -57,10 +37,15 @@ async function time(fn, runs) {
   };
 }
 
-async function main() {
-  const count = Number(arg('count', 20000));
-  const word = arg('word', 'zimbabwe');
-  const runs = Number(arg('runs', 3));
+/**
+ * `bench legacy`: see the file comment.
+ * @param {string[]} args --count N, --word W, --runs N
+ */
+async function main(args) {
+  const count = Number(option(args, '--count', 20000));
+  const word = option(args, '--word', 'zimbabwe');
+  const runs = Number(option(args, '--runs', 3));
+  const { buildLegacyMail } = testSupport('legacy-corpus');
   const corpus = corpusDir();
   if (!corpus) throw new Error('../shared/corpus not found');
   if (!dovecot.installed())
@@ -193,7 +178,8 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err.stack || err.message);
-  process.exit(1);
-});
+module.exports = {
+  description: 'header scan and rare-word search: pg, mbox, maildir and Dovecot on each',
+  usage: '[--count 20000] [--word zimbabwe] [--runs 3]',
+  run: main,
+};

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -12,6 +11,7 @@
  * bench/results/api-<timestamp>.json with machine facts.
  *
  *   npm run bench:api [-- --messages N] [--duration S] [--connections C] [--keep]
+ *   (node packages/bench/bin/mailgate-bench.js api …)
  */
 
 const fs = require('node:fs');
@@ -19,20 +19,19 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
-const { corpusDir } = require('../test/support/corpus');
-const { CLI, run } = require('./lib/run-cli');
-const { machineFacts } = require('@mailgate/bench');
-const { listMessages } = require('@mailgate/bench');
 const { EmbeddedPostgres } = require('@mailgate/core');
+const { ROOT, CLI, run, option, corpusDir } = require('../command-kit');
+const { machineFacts } = require('../machine');
+const { listMessages } = require('../mailboxes');
 
-const ROOT = path.resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : dflt);
-const N = opt('--messages', 21282);
-const DURATION = opt('--duration', 8);
-const CONNECTIONS = opt('--connections', 10);
-
-async function main() {
+/**
+ * `bench api`: see the file comment.
+ * @param {string[]} args --messages N, --duration S, --connections C, --keep
+ */
+async function main(args) {
+  const N = Number(option(args, '--messages', 21282));
+  const DURATION = Number(option(args, '--duration', 8));
+  const CONNECTIONS = Number(option(args, '--connections', 10));
   const corpus = corpusDir();
   if (!corpus) throw new Error('../shared/corpus not found: the benchmark needs the Enron set');
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-bench-api-'));
@@ -222,7 +221,8 @@ function listening(child) {
   });
 }
 
-main().catch((err) => {
-  console.error(err.stack || err.message);
-  process.exit(1);
-});
+module.exports = {
+  description: 'HTTP API load (autocannon) on the large Enron mailbox',
+  usage: '[--messages N] [--duration S] [--connections C] [--keep]',
+  run: main,
+};

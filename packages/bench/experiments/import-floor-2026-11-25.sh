@@ -4,9 +4,9 @@
 # in the database ("nosearch": the tsvector trigger and the seven GIN indexes dropped after the
 # schema is created). A diagnostic experiment, not product code: the psql statements are the
 # point. Needs the corpus unpacked in /tmp/mailgate-corpus (test/support/corpus.js does it).
-# Run under the exclusive CPU lock; the figures are in import-floor-2026-11-25.json.
+# Run under the exclusive CPU lock; the figures are in bench/results/import-floor-2026-11-25.json.
 set -e
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 export MAILGATE_HOME=/tmp/floor-home LOG_LEVEL=error
 npx mailgate db stop >/dev/null 2>&1 || true
 rm -rf /tmp/floor-home /tmp/one && mkdir -p /tmp/one/x

@@ -5,9 +5,9 @@
  * what a persisted snapshot of the full rows would cost, measured before building one. A
  * diagnostic experiment, not product code; figures in full-rows-floor-2026-11-26.json.
  *
- *   node bench/results/full-rows-floor-2026-11-26.js write   # once: rows by SQL, packed JSON stored
- *   node bench/results/full-rows-floor-2026-11-26.js pglz    # after each restart + cache drop
- *   node bench/results/full-rows-floor-2026-11-26.js ext     # the same JSON stored uncompressed
+ *   node packages/bench/experiments/full-rows-floor-2026-11-26.js write   # once: rows by SQL, packed JSON stored
+ *   node packages/bench/experiments/full-rows-floor-2026-11-26.js pglz    # after each restart + cache drop
+ *   node packages/bench/experiments/full-rows-floor-2026-11-26.js ext     # the same JSON stored uncompressed
  *
  * DATABASE_URL: a bench work dir's embedded server holding the large mailbox (user id 1).
  * The snapshot row is each full row as an array (as list snapshots store list rows since

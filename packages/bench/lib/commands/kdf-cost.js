@@ -2,12 +2,14 @@
 
 /*
  * What one password hash costs at each scrypt N (r = 8, p = 1): the median and minimum of
- * seven hashes in a row, for choosing MAILGATE_SCRYPT_N/R/P (README "Configuration").
- * Usage: node scripts/kdf-cost.js
+ * seven hashes in a row, for choosing MAILGATE_SCRYPT_N/R/P (packages/core/README.md).
+ *
+ *   node packages/bench/bin/mailgate-bench.js kdf-cost
  */
 
 const { hashPassword } = require('@mailgate/core');
 
+/** `bench kdf-cost` (no options). */
 async function main() {
   for (const n of [16384, 32768, 65536, 131072]) {
     const t = [];
@@ -24,7 +26,8 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err.message);
-  process.exit(1);
-});
+module.exports = {
+  description: 'cost of one scrypt password hash at each N (choosing MAILGATE_SCRYPT_N)',
+  usage: '',
+  run: main,
+};

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -19,6 +18,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { option, testSupport } = require('../command-kit');
 
 /** Child mode: parse one file, print {ms, mb, outcome}. */
 function measureOne(file, mode) {
@@ -57,7 +57,7 @@ function child(file, mode) {
  * @returns {{name: string, bytes: number, parse: object, view: object}[]}
  */
 function measureAll(o = {}) {
-  const { hostileMessages } = require('../test/support/hostile');
+  const { hostileMessages } = testSupport('hostile');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-torture-'));
   const rows = [];
   try {
@@ -135,23 +135,35 @@ function budgets(w) {
   };
 }
 
-module.exports = { measureAll, worst, table, budgets };
+/**
+ * `bench torture`: see the file comment; exit code 1 when a worst figure is over its budget.
+ * @param {string[]} args --seed N, --json
+ */
+function main(args) {
+  const seed = Number(option(args, '--seed', 15));
+  const rows = measureAll({ seed });
+  const w = worst(rows);
+  const b = budgets(w);
+  if (args.includes('--json'))
+    process.stdout.write(JSON.stringify({ seed, rows, worst: w, budgets: b }) + '\n');
+  else
+    process.stdout.write(
+      `${os.cpus()[0].model}, Node ${process.version}, seed ${seed}\n${table(rows)}\n`,
+    );
+  if (!b.timeOk || !b.memoryOk) process.exitCode = 1;
+}
 
-if (require.main === module) {
-  const args = process.argv.slice(2);
-  if (args[0] === '--one') {
-    measureOne(args[1], args[2]);
-  } else {
-    const seed = args.includes('--seed') ? Number(args[args.indexOf('--seed') + 1]) : 15;
-    const rows = measureAll({ seed });
-    const w = worst(rows);
-    const b = budgets(w);
-    if (args.includes('--json'))
-      process.stdout.write(JSON.stringify({ seed, rows, worst: w, budgets: b }) + '\n');
-    else
-      process.stdout.write(
-        `${os.cpus()[0].model}, Node ${process.version}, seed ${seed}\n${table(rows)}\n`,
-      );
-    if (!b.timeOk || !b.memoryOk) process.exitCode = 1;
-  }
+module.exports = {
+  description: 'worst parse time and memory per hostile message against the parse budgets',
+  usage: '[--seed N] [--json]',
+  run: main,
+  measureAll,
+  worst,
+  table,
+  budgets,
+};
+
+// Child mode: this file is also the measuring process `child()` spawns, one per message.
+if (require.main === module && process.argv[2] === '--one') {
+  measureOne(process.argv[3], process.argv[4]);
 }

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -13,16 +12,16 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { corpusDir } = require('../test/support/corpus');
-const { run } = require('./lib/run-cli');
-const { machineFacts } = require('@mailgate/bench');
 const { EmbeddedPostgres } = require('@mailgate/core');
+const { ROOT, run, option, corpusDir } = require('../command-kit');
+const { machineFacts } = require('../machine');
 
-const ROOT = path.resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : null;
-
-function main() {
+/**
+ * `bench import`: see the file comment.
+ * @param {string[]} args --only full|quarter, --keep
+ */
+function main(args) {
+  const only = option(args, '--only', null);
   const corpus = corpusDir();
   if (!corpus) throw new Error('../shared/corpus not found: the benchmark needs the Enron set');
   const enron = path.join(corpus, 'enron', 'maildir');
@@ -164,4 +163,8 @@ function countFiles(dir) {
   return n;
 }
 
-main();
+module.exports = {
+  description: 'import throughput and memory: a quarter of the Enron set and the whole set',
+  usage: '[--only full|quarter] [--keep]',
+  run: main,
+};

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /* global window, document, requestAnimationFrame -- the functions given to page.evaluate run in the browser */
@@ -27,22 +26,29 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { corpusDir } = require('../test/support/corpus');
-const { run } = require('./lib/run-cli');
-const { machineFacts } = require('@mailgate/bench');
-const { buildMailbox, SIZES } = require('@mailgate/bench');
 const { loadConfig } = require('@mailgate/core');
 const { startServer } = require('@mailgate/api');
+const { ROOT, run, option, corpusDir } = require('../command-kit');
+const { machineFacts } = require('../machine');
+const { buildMailbox, SIZES } = require('../mailboxes');
 
-const ROOT = path.resolve(__dirname, '..');
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
-const RUNS = Number(opt('--runs', 5));
-const QUERY = opt('--query', 'from:enron.com subject:meeting');
-const HOME = path.resolve(opt('--home', path.join(os.tmpdir(), 'mailgate-bench-web')));
 const CHROMIUM = process.env.MAILGATE_CHROMIUM || '/usr/bin/chromium';
-// Chromium's CPU throttling (DevTools' "4x slowdown"): the same page on a slower machine.
-const THROTTLE = Number(opt('--cpu-throttle', 1));
+
+/**
+ * The command's options (see the file comment).
+ * @param {string[]} args
+ */
+function options(args) {
+  return {
+    RUNS: Number(option(args, '--runs', 5)),
+    QUERY: option(args, '--query', 'from:enron.com subject:meeting'),
+    HOME: path.resolve(option(args, '--home', path.join(os.tmpdir(), 'mailgate-bench-web'))),
+    // Chromium's CPU throttling (DevTools' "4x slowdown"): the same page on a slower machine.
+    THROTTLE: Number(option(args, '--cpu-throttle', 1)),
+    OUT: option(args, '--out', null),
+    prepareOnly: args.includes('--prepare-only'),
+  };
+}
 const USER = 'bench-web';
 const PASSWORD = 'bench-web-password';
 
@@ -52,7 +58,7 @@ function median(xs) {
 }
 
 /** The large mailbox in the scratch home, imported once (a re-run reuses it). */
-function prepare(env) {
+function prepare(env, { HOME }) {
   const corpus = corpusDir();
   if (!corpus) throw new Error('../shared/corpus not found: the benchmark needs the Enron set');
   const box = buildMailbox({
@@ -111,7 +117,7 @@ function pageProbe(token) {
 }
 
 /** First uids of the mailbox and of the search in the page's order, asked of the API. */
-async function expectations(url, token) {
+async function expectations(url, token, { QUERY }) {
   const get = async (p) => {
     const r = await fetch(`${url}/api/v1${p}`, { headers: { authorization: `Bearer ${token}` } });
     if (!r.ok) throw new Error(`${p}: ${r.status}`);
@@ -132,7 +138,7 @@ async function expectations(url, token) {
 
 const ROW = (uid) => `#app:not([hidden]) #list .ml-row[data-uid="${uid}"]`;
 
-async function measure(context, url, token, expect) {
+async function measure(context, url, token, expect, { THROTTLE, QUERY }) {
   const page = await context.newPage();
   page.setDefaultTimeout(120000);
   // Signed in already (the token in sessionStorage), so navigation goes straight to the list.
@@ -227,7 +233,13 @@ async function measure(context, url, token, expect) {
   };
 }
 
-async function main() {
+/**
+ * `bench web`: see the file comment.
+ * @param {string[]} args --runs, --query, --home, --out, --prepare-only, --cpu-throttle
+ */
+async function main(args) {
+  const o = options(args);
+  const { RUNS, QUERY, HOME, THROTTLE } = o;
   if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found (apt-get install chromium)`);
   const env = { ...process.env, MAILGATE_HOME: HOME, LOG_LEVEL: 'error', PWD_VAR: PASSWORD };
   delete env.DATABASE_URL;
@@ -237,9 +249,9 @@ async function main() {
   } catch (err) {
     if (!/exists/i.test(err.message)) throw err;
   }
-  prepare(env);
+  prepare(env, o);
   // The import is heavy work of its own: run it apart (shared CPU lock), then measure alone.
-  if (args.includes('--prepare-only')) return;
+  if (o.prepareOnly) return;
   const config = loadConfig({ ...env, PORT: '0', HOST: '127.0.0.1' });
   const server = await startServer(config, { signals: false });
   const { chromium } = require('playwright-core');
@@ -255,15 +267,15 @@ async function main() {
     });
     const { token } = await login.json();
     const runs = [];
-    const expect = await expectations(server.url, token);
+    const expect = await expectations(server.url, token, o);
     // One warm-up run (a browser with nothing cached: kept apart as the first visit), then the
     // measured ones (a returning visitor: the versioned scripts and styles are cached).
     // One browser context for all (one HTTP cache, as one person's browser).
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    const firstVisit = await measure(context, server.url, token, expect);
+    const firstVisit = await measure(context, server.url, token, expect, o);
     process.stderr.write(`first visit: ${JSON.stringify(firstVisit)}\n`);
     for (let i = 0; i < RUNS; i++) {
-      runs.push(await measure(context, server.url, token, expect));
+      runs.push(await measure(context, server.url, token, expect, o));
       process.stderr.write(`run ${i + 1}: ${JSON.stringify(runs.at(-1))}\n`);
     }
     const keys = [
@@ -312,15 +324,13 @@ async function main() {
       },
     };
     const file = path.resolve(
-      opt(
-        '--out',
+      o.OUT ||
         path.join(
           ROOT,
           'bench',
           'results',
           `web-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
         ),
-      ),
     );
     fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
     process.stdout.write(
@@ -341,7 +351,9 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`${err.stack || err}\n`);
-  process.exit(1);
-});
+module.exports = {
+  description: 'the webmail page in headless Chromium on the large mailbox',
+  usage:
+    "[--runs N] [--query 'from:… subject:…'] [--home DIR] [--out FILE] [--prepare-only] [--cpu-throttle N]",
+  run: main,
+};

@@ -1,4 +1,4 @@
-// node /tmp/hp/imp.js <repo> <n-imports>  : imports the small mbox N times as new users, prints seconds + stages
+// node packages/bench/experiments/import-small-2026-11-25.js (run then as /tmp/hp/imp.js) <repo> <n-imports>  : imports the small mbox N times as new users, prints seconds + stages
 const repo = process.argv[2];
 const N = Number(process.argv[3] || 3);
 const path = require('node:path');

@@ -1,4 +1,4 @@
-// node api-load.js <repo> <home> <seconds> [paths...] : serve (optionally profiled via PROF dir), autocannon each path
+// node packages/bench/experiments/api-load-2026-11-25.js <repo> <home> <seconds> [paths...] : serve (optionally profiled via PROF dir), autocannon each path
 // Scratch load client of the 2026-11-25 A/B (docs/benchmarks.md, Issue 11): starts `mailgate serve --no-imap` of a tree on a home holding the bench:api mailbox and a token file, 200 warm-up requests, then autocannon (10 connections) per path.
 const repo = process.argv[2], home = process.argv[3], secs = Number(process.argv[4] || 3);
 const paths = process.argv.slice(5);

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -10,40 +9,20 @@
  * to the `* n EXISTS` line on the idling session, and also from the APPEND's write. The
  * servers alternate per sample so that a busy moment of the machine hits both.
  *
- *   node scripts/bench-imap-idle-latency.js [--size small] [--samples 30] [--work DIR] [--out FILE]
+ *   npm run bench:imap-idle-latency -- [--size small] [--samples 30] [--work DIR] [--out FILE]
  */
 
-const fs = require('node:fs');
 const os = require('node:os');
 const net = require('node:net');
 const path = require('node:path');
-const {
-  buildMailbox,
-  SIZES,
-  RawImapClient,
-  machineFacts,
-  dovecotServer,
-  mailgateImapServer,
-} = require('@mailgate/bench');
-const { corpusDir } = require('../test/support/corpus');
+const { buildMailbox, SIZES } = require('../mailboxes');
+const { withImapPair, rawSession, spread, writeRun } = require('../imap-pair');
+const { option, corpusDir } = require('../command-kit');
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
-const SIZE = opt('--size', 'small');
-const SAMPLES = Number(opt('--samples', 30));
-const WORK = path.resolve(opt('--work', path.join(os.tmpdir(), 'mailgate-bench')));
-const OUT = opt('--out', null);
 const TIMEOUT_MS = 30000;
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const pct = (xs, p) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
-const round2 = (n) => +n.toFixed(2);
 
 /**
  * An idling session: a plain socket that notes the arrival time of every line, so the
@@ -126,23 +105,28 @@ function message(n) {
   );
 }
 
-async function main() {
+/**
+ * `bench imap-idle-latency`: see the file comment.
+ * @param {string[]} args --size, --samples, --work, --out
+ */
+async function main(args) {
+  const SIZE = option(args, '--size', 'small');
+  const SAMPLES = Number(option(args, '--samples', 30));
+  const WORK = path.resolve(option(args, '--work', path.join(os.tmpdir(), 'mailgate-bench')));
   const corpus = corpusDir();
   if (!corpus) throw new Error('the shared corpus is needed (../shared/corpus)');
   const box = buildMailbox({ corpus, work: WORK, name: SIZE, count: SIZES[SIZE] });
-  const servers = [mailgateImapServer({ work: WORK, size: SIZE }), dovecotServer('maildir')];
-  const sides = [];
-  try {
-    for (const server of servers) {
-      process.stderr.write(`starting ${server.name}\n`);
-      const ep = await server.start(box);
-      const idler = new Idler(ep);
-      await idler.open();
-      const writer = new RawImapClient({ host: ep.host, port: ep.port });
-      await writer.connect();
-      await writer.login(ep.user, ep.password);
-      sides.push({ server, idler, writer, fromOk: [], fromWrite: [] });
-    }
+  const open = async (ep) => {
+    const idler = new Idler(ep);
+    await idler.open();
+    const writer = await rawSession(ep);
+    const close = async () => {
+      idler.close();
+      await writer.logout();
+    };
+    return { idler, writer, fromOk: [], fromWrite: [], close };
+  };
+  const sides = await withImapPair({ box, work: WORK, size: SIZE }, open, async (sides) => {
     for (let i = 0; i < SAMPLES; i++) {
       for (const side of i % 2 ? [...sides].reverse() : sides) {
         await side.idler.idle();
@@ -158,20 +142,6 @@ async function main() {
         await side.idler.done();
       }
     }
-  } finally {
-    for (const side of sides) {
-      side.idler.close();
-      await side.writer.logout().catch(() => {});
-    }
-    for (const server of servers) {
-      await (server.close ? server.close() : server.stop()).catch(() => {});
-    }
-  }
-  const stats = (xs) => ({
-    median: round2(median(xs)),
-    p90: round2(pct(xs, 0.9)),
-    min: round2(Math.min(...xs)),
-    max: round2(Math.max(...xs)),
   });
   const results = sides.map((s) => ({
     server: s.server.name,
@@ -179,16 +149,14 @@ async function main() {
     request: 'idle_latency',
     samples: s.fromOk.length,
     // Negative: the EXISTS arrived before the APPEND's own OK reached the writer.
-    msFromAppendOk: stats(s.fromOk),
-    msFromAppendWrite: stats(s.fromWrite),
+    msFromAppendOk: spread(s.fromOk, 2),
+    msFromAppendWrite: spread(s.fromWrite, 2),
   }));
-  const out = { machine: machineFacts({ work: WORK }), when: new Date().toISOString(), results };
-  const text = JSON.stringify(out, null, 2) + '\n';
-  if (OUT) fs.writeFileSync(OUT, text);
-  process.stdout.write(text);
+  writeRun({ work: WORK, file: option(args, '--out', null), results });
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+module.exports = {
+  description: 'new mail to an idling client: mailgate (LISTEN/NOTIFY) vs Dovecot-maildir',
+  usage: '[--size small] [--samples 30] [--work DIR] [--out FILE]',
+  run: main,
+};

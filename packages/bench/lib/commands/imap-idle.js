@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -11,34 +10,29 @@
  * (the peak) at the end. Sessions share one user: the per-user connection cap is raised to N,
  * which is the harder case (every view holds the whole mailbox's uids).
  *
- *   MAILGATE_HOME=… node scripts/bench-imap-idle.js --mbox FILE [--sessions 200] [--out FILE]
+ *   MAILGATE_HOME=… npm run bench:imap-idle -- --mbox FILE [--sessions 200] [--out FILE]
  *
  * The mailbox is imported once into user `idle-bench` (kept for re-runs).
  */
 
 const fs = require('node:fs');
-const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { RawImapClient, machineFacts } = require('@mailgate/bench');
-const { run } = require('./lib/run-cli');
+const { RawImapClient } = require('../raw-imap');
+const { machineFacts } = require('../machine');
+const { ROOT, run, option } = require('../command-kit');
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
-const SESSIONS = Number(opt('--sessions', 200));
-const MBOX = opt('--mbox', null);
-const OUT = opt('--out', null);
 const USER = 'idle-bench';
 const PASSWORD = 'idle-bench-password';
 
 // The server: mailgate's IMAP server alone, limits raised for one user's N sessions.
-const SERVER = `
+const serverSource = (sessions) => `
 const { createMailService } = require('@mailgate/service');
 const { createImapServer } = require('@mailgate/imap');
 (async () => {
   const service = await createMailService({ env: process.env });
   const server = createImapServer({
     service,
-    limits: { maxConnectionsPerUser: ${SESSIONS + 5}, idlePollMs: 500 },
+    limits: { maxConnectionsPerUser: ${sessions + 5}, idlePollMs: 500 },
   });
   const { port } = await server.listen({ port: 0, host: '127.0.0.1' });
   process.send({ port });
@@ -67,7 +61,14 @@ async function sample(child) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function main() {
+/**
+ * `bench imap-idle`: see the file comment.
+ * @param {string[]} args --mbox FILE, --sessions N, --out FILE
+ */
+async function main(args) {
+  const SESSIONS = Number(option(args, '--sessions', 200));
+  const MBOX = option(args, '--mbox', null);
+  const OUT = option(args, '--out', null);
   const env = { ...process.env, LOG_LEVEL: 'silent', IDLE_BENCH_PW: PASSWORD };
   let created = false;
   try {
@@ -80,9 +81,9 @@ async function main() {
     if (!MBOX) throw new Error('--mbox FILE is needed for the first run (imported once)');
     run(['import', 'mbox', MBOX, '--user', USER, '--mailbox', 'INBOX', '--json'], env);
   }
-  const child = spawn(process.execPath, ['-e', SERVER], {
+  const child = spawn(process.execPath, ['-e', serverSource(SESSIONS)], {
     env,
-    cwd: path.resolve(__dirname, '..'),
+    cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const { port } = await new Promise((resolve, reject) => {
@@ -126,7 +127,7 @@ async function main() {
     for (const c of sessions) c.socket?.destroy();
     child.kill('SIGTERM');
   }
-  const out = { machine: machineFacts({ work: path.resolve(__dirname, '..') }), ...result };
+  const out = { machine: machineFacts({ work: ROOT }), ...result };
   const text = JSON.stringify(out, null, 2);
   if (OUT) fs.writeFileSync(OUT, text + '\n');
   process.stdout.write(text + '\n');
@@ -155,7 +156,8 @@ function startIdle(c) {
   return { ready: until(/^\+ /m), until };
 }
 
-main().catch((err) => {
-  console.error(err.stack || err.message);
-  process.exit(1);
-});
+module.exports = {
+  description: 'memory of N idling IMAP sessions of one user (mailgate alone)',
+  usage: '--mbox FILE [--sessions 200] [--out FILE] (MAILGATE_HOME or DATABASE_URL)',
+  run: main,
+};

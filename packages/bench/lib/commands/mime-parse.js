@@ -1,14 +1,17 @@
 'use strict';
 
-// Throughput of parseMessage vs mailparser's simpleParser on the Enron corpus.
-// Usage: node packages/mime/bench.js [maildirRoot] [limit]
-// (default /tmp/corpus/enron/maildir, all messages; files are read into memory first so
-// only parsing is timed)
+/*
+ * Throughput of @mailgate/mime's parseMessage vs mailparser's simpleParser on the Enron corpus
+ * (was packages/mime/bench.js). Files are read into memory first so only parsing is timed.
+ *
+ *   node packages/bench/bin/mailgate-bench.js mime-parse [maildirRoot] [limit]
+ *   (default /tmp/corpus/enron/maildir, all messages; MAILPARSER_LIMIT=10000)
+ */
 
 const fs = require('node:fs');
 const path = require('node:path');
 const { simpleParser } = require('mailparser');
-const { parseMessage } = require('./lib');
+const { parseMessage } = require('@mailgate/mime');
 
 function walk(dir, out) {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -19,9 +22,13 @@ function walk(dir, out) {
   return out;
 }
 
-async function main() {
-  const root = process.argv[2] || '/tmp/corpus/enron/maildir';
-  const limit = Number(process.argv[3]) || Infinity;
+/**
+ * `bench mime-parse`.
+ * @param {string[]} args [maildirRoot] [limit]
+ */
+async function main(args) {
+  const root = args[0] || '/tmp/corpus/enron/maildir';
+  const limit = Number(args[1]) || Infinity;
   const files = walk(root, []).slice(0, limit);
   const msgs = files.map((f) => fs.readFileSync(f));
   const bytes = msgs.reduce((n, b) => n + b.length, 0);
@@ -53,7 +60,8 @@ async function main() {
   console.log(`ratio: ${(ours / theirs).toFixed(1)}x`);
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+module.exports = {
+  description: "parseMessage vs mailparser's simpleParser throughput on a maildir tree",
+  usage: '[maildirRoot] [limit] (MAILPARSER_LIMIT=N)',
+  run: main,
+};

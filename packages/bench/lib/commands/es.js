@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 'use strict';
 
 /*
@@ -13,14 +12,11 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-if (!process.env.DATABASE_URL && !process.env.MAILGATE_HOME) {
-  process.env.MAILGATE_HOME = path.join(os.tmpdir(), 'mailgate-bench-es');
-}
 const { loadConfig, openDatabase, createLogger } = require('@mailgate/core');
 const { PgStore } = require('@mailgate/store');
 const importer = require('@mailgate/importer');
 const { openMirror, syncAll, searchEs } = require('@mailgate/es');
-const { corpusDir } = require('../test/support/corpus');
+const { ROOT, corpusDir } = require('../command-kit');
 
 const RUNS = 7;
 
@@ -40,7 +36,11 @@ async function time(fn) {
   return { median: median(ms), min: Math.min(...ms), max: Math.max(...ms), matches: last.total };
 }
 
+/** `bench es`: see the file comment (no options; MAILGATE_BENCH_LIMIT, ELASTICSEARCH_URL). */
 async function main() {
+  if (!process.env.DATABASE_URL && !process.env.MAILGATE_HOME) {
+    process.env.MAILGATE_HOME = path.join(os.tmpdir(), 'mailgate-bench-es');
+  }
   const config = loadConfig();
   if (!config.elasticsearchUrl) throw new Error('set ELASTICSEARCH_URL (npm run es:start)');
   const dir = corpusDir();
@@ -102,8 +102,8 @@ async function main() {
       },
       search,
     };
-    fs.mkdirSync(path.join(__dirname, '..', 'bench', 'results'), { recursive: true });
-    const out = path.join(__dirname, '..', 'bench', 'results', `es-${stamp}.json`);
+    fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
+    const out = path.join(ROOT, 'bench', 'results', `es-${stamp}.json`);
     fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     process.stderr.write(`wrote ${out}\n`);
@@ -114,7 +114,8 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`bench:es failed: ${err.stack || err.message}\n`);
-  process.exit(1);
-});
+module.exports = {
+  description: 'mirror the Enron set into Elasticsearch; word search ES vs PostgreSQL',
+  usage: '(needs ELASTICSEARCH_URL)',
+  run: main,
+};

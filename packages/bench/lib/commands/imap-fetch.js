@@ -1,0 +1,104 @@
+'use strict';
+
+/*
+ * Fetch one message through the IMAP door (issue 28: `UID FETCH n (BODY.PEEK[])` of a typical
+ * message on the large mailbox, ≤ 1 ms warm): mailgate's IMAP server on the pg store and
+ * Dovecot on the same Maildir, both timed by the bench's raw client (RawImapClient: writes the
+ * command, reads to the tagged OK, parses nothing) in one run. A typical message: the bench
+ * mailbox's messages around the median size (--messages of them picked evenly from the middle half of
+ * the sizes); each is fetched once untimed (warm), then --rounds timed rounds over all of them,
+ * the servers alternating per round so that a busy moment of the machine hits both.
+ *
+ *   npm run bench:imap-fetch -- [--size large] [--rounds 50] [--messages 20]
+ *        [--work DIR] [--out FILE]
+ *
+ * Also: `--item 'BODY.PEEK[]'` to time another fetch item list.
+ */
+
+const os = require('node:os');
+const path = require('node:path');
+const { buildMailbox, SIZES } = require('../mailboxes');
+const { withImapPair, rawSession, median, spread, writeRun } = require('../imap-pair');
+const { option, corpusDir } = require('../command-kit');
+
+/** uid → RFC822.SIZE of every message, read untimed. */
+async function sizes(raw) {
+  const a = await raw.command('UID FETCH 1:* (RFC822.SIZE)');
+  const out = [];
+  for (const m of a.text().matchAll(/UID (\d+) RFC822\.SIZE (\d+)|RFC822\.SIZE (\d+) UID (\d+)/g)) {
+    out.push(m[1] ? { uid: +m[1], size: +m[2] } : { uid: +m[4], size: +m[3] });
+  }
+  return out;
+}
+
+/** `count` uids spread over the middle half of the messages ordered by size. */
+function typical(list, count) {
+  const bySize = [...list].sort((a, b) => a.size - b.size || a.uid - b.uid);
+  const lo = Math.floor(bySize.length / 4);
+  const span = Math.floor(bySize.length / 2);
+  const out = [];
+  for (let i = 0; i < count; i++) out.push(bySize[lo + Math.floor((i * span) / count)]);
+  return out;
+}
+
+/**
+ * `bench imap-fetch`: see the file comment.
+ * @param {string[]} args --size, --rounds, --messages, --item, --work, --out
+ */
+async function main(args) {
+  const SIZE = option(args, '--size', 'large');
+  const ROUNDS = Number(option(args, '--rounds', 50));
+  const MESSAGES = Number(option(args, '--messages', 20));
+  const ITEM = option(args, '--item', 'BODY.PEEK[]');
+  const WORK = path.resolve(option(args, '--work', path.join(os.tmpdir(), 'mailgate-bench')));
+  const corpus = corpusDir();
+  if (!corpus) throw new Error('the shared corpus is needed (../shared/corpus)');
+  const box = buildMailbox({
+    corpus,
+    work: WORK,
+    name: SIZE,
+    count: SIZES[SIZE],
+    log: (s) => process.stderr.write(s + '\n'),
+  });
+  const open = async (ep) => {
+    const raw = await rawSession(ep);
+    await raw.command('SELECT INBOX');
+    const picked = typical(await sizes(raw), MESSAGES);
+    for (const m of picked) await raw.command(`UID FETCH ${m.uid} (${ITEM})`); // warm
+    return { raw, picked, ms: [], close: () => raw.logout() };
+  };
+  const sides = await withImapPair(
+    { box, work: WORK, size: SIZE, settle: true },
+    open,
+    async (sides) => {
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const side of r % 2 ? [...sides].reverse() : sides) {
+          for (const m of side.picked) {
+            const a = await side.raw.command(`UID FETCH ${m.uid} (${ITEM})`);
+            if (!/^\S+ OK/m.test(a.text().split('\r\n').slice(-2).join('\n')))
+              throw new Error(`${side.server.name}: ${a.text().slice(-200)}`);
+            side.ms.push(a.ms);
+          }
+        }
+      }
+    },
+  );
+  const results = sides.map((s) => ({
+    server: s.server.name,
+    door: 'imap',
+    size: SIZE,
+    messages: SIZES[SIZE],
+    request: `UID FETCH n (${ITEM})`,
+    phase: 'warm',
+    samples: s.ms.length,
+    messageBytes: { median: median(s.picked.map((m) => m.size)) },
+    ms: spread(s.ms, 3),
+  }));
+  writeRun({ work: WORK, file: option(args, '--out', null), results });
+}
+
+module.exports = {
+  description: 'UID FETCH of a typical message: mailgate vs Dovecot-maildir, raw client',
+  usage: '[--size large] [--rounds 50] [--messages 20] [--item ITEMS] [--work DIR] [--out FILE]',
+  run: main,
+};

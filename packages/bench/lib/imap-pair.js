@@ -1,0 +1,92 @@
+'use strict';
+
+/*
+ * The set-up the IMAP wire benchmarks (`bench imap-fetch`, `bench imap-idle-latency`) share:
+ * mailgate's IMAP server on the pg store and Dovecot on the same Maildir, both started on one
+ * built mailbox, each given the same client sessions, the samples interleaved by the command,
+ * everything closed however the run ends; and the per-server summary of the samples. It times
+ * nothing itself.
+ */
+
+const fs = require('node:fs');
+const { RawImapClient } = require('./raw-imap');
+const { dovecotServer } = require('./dovecot-server');
+const { mailgateImapServer } = require('./mailgate-imap-server');
+const { machineFacts } = require('./machine');
+
+/**
+ * Starts both servers on `box`, opens each one's sessions with `open`, runs `body` over the
+ * sides and closes every session and server afterwards.
+ * @param {{box: object, work: string, size: string, settle?: boolean}} o settle: let the
+ *   mailgate server finish its post-import work untimed (autovacuum) before the sessions open
+ * @param {(ep: object) => Promise<{close: () => Promise<void>}>} open one server's sessions
+ * @param {(sides: object[]) => Promise<void>} body the timed part; sides are
+ *   `{server, ...what open returned}`, mailgate's first
+ * @returns {Promise<object[]>} the sides, for the summary
+ */
+async function withImapPair(o, open, body) {
+  const servers = [mailgateImapServer({ work: o.work, size: o.size }), dovecotServer('maildir')];
+  const sides = [];
+  try {
+    for (const server of servers) {
+      process.stderr.write(`starting ${server.name}\n`);
+      const ep = await server.start(o.box);
+      if (o.settle && server.settle) await server.settle();
+      sides.push({ server, ...(await open(ep)) });
+    }
+    await body(sides);
+  } finally {
+    for (const side of sides) await side.close().catch(() => {});
+    for (const server of servers) {
+      await (server.close ? server.close() : server.stop()).catch(() => {});
+    }
+  }
+  return sides;
+}
+
+/**
+ * A raw client (writes the command, reads to the tagged OK, parses nothing) logged in.
+ * @param {{host: string, port: number, user: string, password: string}} ep
+ * @returns {Promise<RawImapClient>}
+ */
+async function rawSession(ep) {
+  const raw = new RawImapClient({ host: ep.host, port: ep.port });
+  await raw.connect();
+  await raw.login(ep.user, ep.password);
+  return raw;
+}
+
+/** Median of samples (of an even count: the mean of the middle two). */
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/**
+ * Median, p90, min and max of samples in ms, rounded to `digits` decimals.
+ * @param {number[]} xs
+ * @param {number} digits
+ */
+function spread(xs, digits) {
+  const r = (n) => +n.toFixed(digits);
+  const p90 = [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.9 * xs.length))];
+  return {
+    median: r(median(xs)),
+    p90: r(p90),
+    min: r(Math.min(...xs)),
+    max: r(Math.max(...xs)),
+  };
+}
+
+/**
+ * Prints the run's JSON (machine facts, time, results) on stdout and writes it to `file` too.
+ * @param {{work: string, file: string|null, results: object[]}} o
+ */
+function writeRun(o) {
+  const out = { machine: machineFacts({ work: o.work }), when: new Date().toISOString() };
+  const text = JSON.stringify({ ...out, results: o.results }, null, 2) + '\n';
+  if (o.file) fs.writeFileSync(o.file, text);
+  process.stdout.write(text);
+}
+
+module.exports = { withImapPair, rawSession, median, spread, writeRun };

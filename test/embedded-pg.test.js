@@ -40,7 +40,8 @@ test('a server started on demand stops when its last user ends, not before', asy
 
   // A long-lived client holds the server; a short command in between must not stop it.
   const holderScript = `
-    const { loadConfig, openDatabase } = require('@mailgate/core');
+    const { loadConfig } = require('@mailgate/core');
+    const { openDatabase } = require('@mailgate/store');
     (async () => {
       const db = await openDatabase(loadConfig());
       process.stdout.write('ready\\n');
@@ -83,7 +84,7 @@ test('the demo on the embedded server says to start it once: each later command 
 test('the embedded server bounds its WAL (issue 30.6: pg_wal reached 2.1 GB)', async () => {
   expect(status().running).toBe(true); // started for good by the test above
   const pg = require('pg');
-  const { EmbeddedPostgres } = require('@mailgate/core');
+  const { EmbeddedPostgres } = require('@mailgate/store');
   const client = new pg.Client({ connectionString: new EmbeddedPostgres(home).url() });
   await client.connect();
   try {

@@ -91,8 +91,6 @@ const ALLOWED_SQL = {
     'TODAY (house2, 31.3, 2026-11-27): relation sizes from the catalogue, a store operation',
   'packages/bench/lib/commands/es.js':
     'TODAY (house2, 31.3, 2026-11-27): ANALYZE and the outbox count, store operations',
-  'packages/core/lib/db.js': 'TODAY (house, 31.1, 2026-11-27): moves into the store',
-  'packages/core/lib/embedded-pg.js': 'TODAY (house, 31.1, 2026-11-27): moves into the store',
 };
 /** Files that construct a backend class: the service's registry and legacy's own. */
 const ALLOWED_CTOR = new Set([
@@ -275,6 +273,15 @@ describe('the floors of the house (issue 31.3)', () => {
 
   test('exports fields, no deep imports, manifests declare exactly what the code requires', () => {
     expect(checkManifests(tree)).toEqual([]);
+  });
+
+  test("the schema is the store's: no migrations outside packages/store/migrations", () => {
+    // A migration left in the old root folder would never run (openDatabase reads the store's).
+    const stray = ['migrations', 'packages/core/migrations'].filter((d) =>
+      fs.existsSync(path.join(ROOT, d)),
+    );
+    expect(stray).toEqual([]);
+    expect(fs.readdirSync(path.join(ROOT, 'packages/store/migrations')).length).toBeGreaterThan(0);
   });
 
   test('every named exception says why', () => {

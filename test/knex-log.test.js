@@ -23,7 +23,8 @@ describe('knex speaks on stderr, never on stdout', () => {
       process.execPath,
       [
         '-e',
-        `const { loadConfig, openDatabase } = require('@mailgate/core');
+        `const { loadConfig } = require('@mailgate/core');
+         const { openDatabase } = require('@mailgate/store');
         (async () => {
           const db = await openDatabase(loadConfig(), { migrate: false, quiet: ${quiet} });
           db.knex.client.logger.warn('probe warning');

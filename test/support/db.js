@@ -4,8 +4,7 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const { spawn, spawnSync } = require('node:child_process');
 const Knex = require('knex');
-const { MIGRATIONS_DIR } = require('@mailgate/core');
-const { PgStore } = require('@mailgate/store');
+const { MIGRATIONS_DIR, PgStore } = require('@mailgate/store');
 
 const CLI = path.resolve(__dirname, '..', '..', 'packages', 'cli', 'bin', 'mailgate.js');
 

@@ -4,7 +4,7 @@ const os = require('node:os');
 const path = require('node:path');
 const fs = require('node:fs');
 const Knex = require('knex');
-const { EmbeddedPostgres, MIGRATIONS_DIR } = require('@mailgate/core');
+const { EmbeddedPostgres, MIGRATIONS_DIR } = require('@mailgate/store');
 
 /*
  * One real PostgreSQL for the whole run: DATABASE_URL when given, else the embedded server

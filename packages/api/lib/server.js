@@ -1,7 +1,7 @@
 'use strict';
 
-const { openDatabase, createLogger, errors, onShutdown } = require('@mailgate/core');
-const { createMailService } = require('@mailgate/service');
+const { createLogger, errors, onShutdown } = require('@mailgate/core');
+const { createMailService, openDatabase } = require('@mailgate/service');
 const { build } = require('./app');
 const { pathOf } = require('./plugins/errors');
 
@@ -23,7 +23,7 @@ const PG_TIMEOUTS = {
   keepAlive: true,
 };
 
-/** The API's database options (core openDatabase). */
+/** The API's database options (openDatabase, the store's, through the service). */
 const API_DB = {
   pool: { min: 0, max: 10 },
   connection: PG_TIMEOUTS,

@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { EmbeddedPostgres, openDatabase } = require('@mailgate/core');
+const { EmbeddedPostgres, openDatabase } = require('@mailgate/service');
 const { PgStore } = require('@mailgate/store');
 const { build } = require('../lib/app');
 const { API_DB } = require('../lib/server');

@@ -14,7 +14,7 @@
  * LIST_FORMAT 2), in a table of its own that `write` creates and the reads use.
  */
 
-const { openDatabase } = require('@mailgate/core');
+const { openDatabase } = require('@mailgate/store');
 const { headerRow, HEADER_COLUMNS } = require('@mailgate/store');
 
 const pack = (r) => [

@@ -23,7 +23,7 @@ if (process.env.PT) {
   const home = process.env.IMP_HOME || '/tmp/hp/imp-home-' + path.basename(repo);
   process.env.MAILGATE_HOME = home;
   const config = { ...loadConfig(), home, logLevel: 'warn' };
-  const { openDatabase } = req('@mailgate/core');
+  const { openDatabase } = req('@mailgate/store');
   const { PgStore } = req('@mailgate/store');
   const db = await openDatabase(config);
   const store = new PgStore(db.knex, { outbox: false });

@@ -25,7 +25,7 @@ function machineFacts(o) {
   if (o.config && o.config.databaseUrl) postgres = 'external (DATABASE_URL)';
   else {
     try {
-      const { EmbeddedPostgres } = require('@mailgate/core');
+      const { EmbeddedPostgres } = require('@mailgate/service');
       const bin = new EmbeddedPostgres(o.work).binDir();
       postgres = quiet(require('node:path').join(bin, 'postgres'), ['--version']);
     } catch {

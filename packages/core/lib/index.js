@@ -3,8 +3,6 @@
 const { loadConfig } = require('./config');
 const { errors, isCoded } = require('./errors');
 const { createLogger } = require('./logger');
-const { EmbeddedPostgres } = require('./embedded-pg');
-const { openDatabase, MIGRATIONS_DIR } = require('./db');
 const { createProgress } = require('./progress');
 const {
   checkPassword,
@@ -29,9 +27,6 @@ module.exports = {
   errors,
   isCoded,
   createLogger,
-  EmbeddedPostgres,
-  openDatabase,
-  MIGRATIONS_DIR,
   createProgress,
   checkPassword,
   hashPassword,

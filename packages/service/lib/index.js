@@ -8,14 +8,8 @@
  * is the authoritative interface.
  */
 
-const {
-  loadConfig,
-  openDatabase,
-  createLogger,
-  errors,
-  upstreamSecurity,
-} = require('@mailgate/core');
-const { PgStore } = require('@mailgate/store');
+const { loadConfig, createLogger, errors, upstreamSecurity } = require('@mailgate/core');
+const { PgStore, openDatabase, EmbeddedPostgres } = require('@mailgate/store');
 const legacy = require('@mailgate/legacy');
 const { listRowOf } = require('@mailgate/store');
 const { MailBackend, OPERATIONS, READ_WRITE } = require('./backend');
@@ -238,4 +232,8 @@ module.exports = {
   CAPABILITY_TABLE,
   // How a delivery attempt ended (stored/nouser/migrating/toobig/dataerr/tempfail).
   deliveryOutcome: outcomeOf,
+  // The database itself, for the edges that manage it (`mailgate db`, the API server's own
+  // pool, the bench's machine facts): opened and started by the store, handed on here.
+  openDatabase,
+  EmbeddedPostgres,
 };

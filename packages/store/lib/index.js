@@ -13,6 +13,8 @@ const { hashToken } = require('./tokens');
 const { threadIds, baseSubject } = require('./thread-ops');
 const { HealthProbe } = require('./health-probe');
 const { byName } = require('./mailbox-ref');
+const { openDatabase, MIGRATIONS_DIR } = require('./db');
+const { EmbeddedPostgres } = require('./embedded-pg');
 
 /**
  * Adds each concern's methods to PgStore, refusing a name that is already there: two concerns
@@ -58,4 +60,7 @@ module.exports = {
   baseSubject,
   HealthProbe,
   byName,
+  openDatabase,
+  MIGRATIONS_DIR,
+  EmbeddedPostgres,
 };

@@ -12,7 +12,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { loadConfig, openDatabase, createLogger } = require('@mailgate/core');
+const { loadConfig, createLogger } = require('@mailgate/core');
+const { openDatabase } = require('@mailgate/service');
 const { PgStore } = require('@mailgate/store');
 const importer = require('@mailgate/importer');
 const { openMirror, syncAll, searchEs } = require('@mailgate/es');

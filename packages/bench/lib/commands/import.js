@@ -12,7 +12,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { EmbeddedPostgres } = require('@mailgate/core');
+const { EmbeddedPostgres } = require('@mailgate/service');
 const { ROOT, run, option, corpusDir } = require('../command-kit');
 const { machineFacts } = require('../machine');
 

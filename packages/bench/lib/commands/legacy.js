@@ -79,7 +79,8 @@ async function main(args) {
         .split('\n')
         .pop(),
     );
-    const { loadConfig, openDatabase } = require('@mailgate/core');
+    const { loadConfig } = require('@mailgate/core');
+    const { openDatabase } = require('@mailgate/service');
     const { PgStore } = require('@mailgate/store');
     const { MboxBackend, MaildirBackend, ImapBackend } = require('@mailgate/legacy');
     db = await openDatabase(loadConfig());

@@ -1,6 +1,7 @@
 'use strict';
 
-const { errors, openDatabase, EmbeddedPostgres } = require('@mailgate/core');
+const { errors } = require('@mailgate/core');
+const { openDatabase, EmbeddedPostgres } = require('@mailgate/service');
 
 /*
  * `mailgate db start|stop|status`: the embedded PostgreSQL in MAILGATE_HOME.

@@ -6,7 +6,7 @@ const net = require('node:net');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { spawnSync, execFileSync } = require('node:child_process');
-const { errors } = require('./errors');
+const { errors } = require('@mailgate/core');
 
 /*
  * Embedded PostgreSQL, shared between mailgate processes.

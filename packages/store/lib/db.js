@@ -5,13 +5,15 @@ const { inspect } = require('node:util');
 const Knex = require('knex');
 const pg = require('pg');
 const { EmbeddedPostgres } = require('./embedded-pg');
-const { errors } = require('./errors');
+const { errors } = require('@mailgate/core');
 
 // bigint columns (modseq, ids) fit in a JS number for any realistic mailbox; parse them as
 // numbers so JSON output is numeric, as IMAP clients expect MODSEQ to be.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', '..', 'migrations');
+// The store's schema: packages/store/migrations. knex_migrations rows hold file names only,
+// so a database migrated from the earlier root folder (same names) finds them all applied.
+const MIGRATIONS_DIR = path.resolve(__dirname, '..', 'migrations');
 
 /*
  * knex's own logger prints with console.log, that is on stdout, where one warning (a pool
@@ -32,7 +34,7 @@ const STDERR_LOG = Object.freeze({
  * Opens the store's database: DATABASE_URL when set, else the shared embedded PostgreSQL
  * (started on demand). Applies pending migrations.
  *
- * @param {ReturnType<import('./config').loadConfig>} config
+ * @param {ReturnType<import('@mailgate/core').loadConfig>} config
  * @param {{persistent?: boolean, migrate?: boolean, pool?: {min:number,max:number},
  *   connection?: object, acquireConnectionTimeout?: number, quiet?: boolean, create?: boolean}} [opts]
  *   create: false: an embedded cluster that does not exist yet is NO_DATABASE, not initialised

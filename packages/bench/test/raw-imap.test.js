@@ -133,12 +133,12 @@ describe('RawImapClient against a scripted server', () => {
     const uids = slowParse(a);
     const wall = Date.now() - t0;
     expect(uids).toHaveLength(200);
-    expect(wall).toBeGreaterThanOrEqual(550);
-    // The timed figure is the server's delay plus transfer, like the run without a parser,
-    // and far below the wall time that includes the parse.
+    // The timed figure holds the server's delay and never the parse: the parse spins 400 ms
+    // after the answer, so a figure that included it would reach wall time. Both bounds hold
+    // on any machine, however loaded (issue 30.5: no bar on how fast the machine is).
+    expect(plain.ms).toBeGreaterThanOrEqual(140);
     expect(a.ms).toBeGreaterThanOrEqual(140);
-    expect(a.ms).toBeLessThan(wall - 300);
-    expect(Math.abs(a.ms - plain.ms)).toBeLessThan(150);
+    expect(a.ms).toBeLessThanOrEqual(wall - 400);
     c.socket.destroy();
   });
 });

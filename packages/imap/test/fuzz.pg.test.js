@@ -131,7 +131,6 @@ afterAll(async () => {
 
 test(`fuzzed command streams (seed ${SEED}): server stays up, answers, leaks nothing`, async () => {
   const r = rng(SEED);
-  const started = Date.now();
   for (let round = 0; round < ROUNDS; round++) {
     const c = await RawClient.connect(env.port);
     expect(await c.cmd('l', 'LOGIN alice "alice pw"')).toMatch(/^l OK/m);
@@ -161,5 +160,4 @@ test(`fuzzed command streams (seed ${SEED}): server stays up, answers, leaks not
   expect(sel).toMatch(/^\* 1 EXISTS/m);
   expect(await b.cmd('c', 'FETCH 1 BODY.PEEK[HEADER.FIELDS (SUBJECT)]')).toContain(SECRET);
   b.close();
-  expect(Date.now() - started).toBeLessThan(60000);
 });

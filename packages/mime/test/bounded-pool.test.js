@@ -18,9 +18,8 @@ test('results come back in input order across threads', async () => {
 test('an item over the time budget is answered too-complex; the rest of its batch is retried', async () => {
   pool = new BoundedPool({ module: HANDLER, size: 1, timeMs: 300 });
   const items = [{ value: 'a' }, { spin: 60000, value: 'slow' }, { value: 'c' }];
-  const t0 = Date.now();
+  // The item spins for 60 s: that the batch is answered at all shows the budget cut it.
   const out = await pool.run(items);
-  expect(Date.now() - t0).toBeLessThan(10000);
   expect(out[0]).toEqual({ ok: true, value: 'a' });
   expect(out[1]).toMatchObject({ ok: false, reason: 'too-complex' });
   expect(out[1].detail).toMatch(/time budget of 300 ms/);

@@ -201,30 +201,28 @@ test('5,000 MIME parts: a bounded view, not an error (17.4)', async () => {
   expect(v.text).toContain('part 4999');
 });
 
-test('the <a flood renders in bounded time without blocking the event loop (17.3)', async () => {
-  // the issue's bounds (200 ms, 2 s) are asserted through HTTP in test/message-view.test.js;
-  // here, with margin for a loaded machine, that the cost is linear and off this thread
-  for (const [n, limit] of [
-    [80000, 1000],
-    [800000, 4000],
-  ]) {
+test('the <a flood renders off this thread, its answer complete (17.3)', async () => {
+  // The issue's bounds (200 ms, 2 s) are budgets, checked by the benchmarks, not here (issue
+  // 30.5). What this proves is the order of events: the event loop turns while the render
+  // runs (a render on this thread would hold the loop until it returned, so a callback
+  // queued after the call could only run after the render had finished).
+  for (const n of [80000, 800000]) {
     const raw = html('<p>hi</p>' + '<a'.repeat(n));
     await renderMessage(raw); // warm the thread
-    let last = Date.now();
-    let maxGap = 0;
-    const timer = setInterval(() => {
-      const now = Date.now();
-      maxGap = Math.max(maxGap, now - last);
-      last = now;
-    }, 5);
-    const t0 = Date.now();
-    const v = await renderMessage(raw);
-    const ms = Date.now() - t0;
-    clearInterval(timer);
+    const events = [];
+    const rendered = renderMessage(raw).then((v) => {
+      events.push('rendered');
+      return v;
+    });
+    await new Promise((resolve) =>
+      setImmediate(() => {
+        events.push('loop turned');
+        resolve();
+      }),
+    );
+    const v = await rendered;
+    expect(events).toEqual(['loop turned', 'rendered']);
     expect(v.html.startsWith('<p>hi</p>')).toBe(true);
-    expect(ms).toBeLessThan(limit);
-    // the loop kept turning meanwhile: a render on this thread would be one gap as long as it
-    if (ms > 100) expect(maxGap).toBeLessThan(ms * 0.75);
   }
 });
 

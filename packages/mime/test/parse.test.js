@@ -485,7 +485,7 @@ describe('bodies', () => {
     expect(m.warnings).toContain('body-text-truncated');
   });
 
-  test('50 MB message parses quickly', () => {
+  test('50 MB message parses: the attachment is sized, not decoded into the text', () => {
     const line = Buffer.from('x'.repeat(57)).toString('base64') + '\r\n';
     const raw = Buffer.concat([
       Buffer.from(
@@ -496,9 +496,8 @@ describe('bodies', () => {
       Buffer.from(line.repeat(Math.ceil(50e6 / line.length))),
       Buffer.from('--XX--\r\n'),
     ]);
-    const t0 = Date.now();
+    // How long it takes is a budget for a benchmark to report, not for a test (issue 30.5).
     const m = parseMessage(raw);
-    expect(Date.now() - t0).toBeLessThan(5000);
     expect(m.bodyText).toBe('hello');
     expect(m.attachments[0].size).toBe(57 * Math.ceil(50e6 / line.length));
   });

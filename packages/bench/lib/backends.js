@@ -23,7 +23,8 @@ const { mailgateImapServer } = require('./mailgate-imap-server');
  *   restore()                  puts the pristine mailbox back (untimed, before each expunge sample)
  *   fetchOne(key) → {ids}      flags, structure, header and first body part of one message
  *   keysOf(ids) → string[]     comparison keys (keys.js) of native ids — untimed, after the request
- *   restart() → {note?, reconnect?}  restarts the backend's server (cold runs); the caller
+ *   restart() → {note?, how?, reconnect?}  restarts the backend's server (cold runs); `how`
+ *                              says how (results.json `cold.how` of every cold row); the caller
  *                              drops caches, then calls reconnect({open}) if given (imap door:
  *                              log in, and SELECT unless open is false, as before the cold
  *                              first_open)
@@ -139,7 +140,8 @@ function apiBackend(inner) {
         const r = await wrapped.restart();
         await stop();
         await start();
-        return r;
+        // In-process: the app is built again on the restarted database, not a new process.
+        return { ...r, how: `${r.how}; API app rebuilt in the bench process` };
       },
       async firstOpen() {
         const r = await json('GET', '/mailboxes');
@@ -211,6 +213,7 @@ const FACTORIES = {
   // The imap door: every IMAP server timed by the same raw client (imap-door.js).
   'dovecot-mbox': (ctx) => imapDoorBackend(dovecotServer('mbox'), ctx),
   'dovecot-maildir': (ctx) => imapDoorBackend(dovecotServer('maildir'), ctx),
+  'dovecot-maildir-fts': (ctx) => imapDoorBackend(dovecotServer('maildir', { fts: true }), ctx),
   'mailgate-imap': (ctx) => imapDoorBackend(mailgateImapServer(ctx), ctx),
   'pg-api': apiBackend('pg'),
   'es-api': apiBackend('es'),

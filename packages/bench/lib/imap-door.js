@@ -132,7 +132,11 @@ function imapDoorBackend(server, ctx = {}) {
       // Counted without opening the mailbox, which would build the index before firstOpen.
       const st = await raw.command('STATUS INBOX (MESSAGES)');
       const m = /MESSAGES (\d+)/.exec(st.text());
-      return { seconds, messages: m ? Number(m[1]) : 0 };
+      // A server with an index to build first (Dovecot's fts): built here, reported beside the
+      // import, never inside a timed request.
+      if (server.prepare) await server.prepare();
+      const extra = server.loadInfo ? server.loadInfo() : null;
+      return { seconds, messages: m ? Number(m[1]) : 0, ...(extra ? { extra } : {}) };
     },
     async firstOpen() {
       const a = await raw.command('SELECT INBOX');
@@ -197,6 +201,7 @@ function imapDoorBackend(server, ctx = {}) {
       if (r.endpoint) endpoint = r.endpoint;
       return {
         note: r.note,
+        how: r.how,
         // opts.open false: log in only (the cold first open times the SELECT itself).
         reconnect: async (opts = {}) => {
           await connect();

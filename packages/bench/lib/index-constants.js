@@ -10,6 +10,8 @@ const ALL_BACKENDS = [
   'maildir',
   'dovecot-mbox',
   'dovecot-maildir',
+  // Dovecot on the Maildir with its full-text index (fts-xapian), built before timing
+  'dovecot-maildir-fts',
   // mailgate's own IMAP server on pg (the imap door, same raw client as Dovecot)
   'mailgate-imap',
   // pg and es reached through the webmail HTTP API (`--via api`)

@@ -123,7 +123,7 @@ async function runBench(o) {
     const answers = {};
     const pending = [];
     const doors = new Map();
-    const record = (backend, request, phase, samples, answer, matches) => {
+    const record = (backend, request, phase, samples, answer, matches, extra) => {
       const row = {
         backend,
         door: doors.get(backend) || 'store',
@@ -135,6 +135,7 @@ async function runBench(o) {
         samples: samples.map((x) => Math.round(x * 1000) / 1000),
         matches,
         agrees: true,
+        ...extra,
       };
       results.push(row);
       pending.push(row);
@@ -173,7 +174,16 @@ async function runBench(o) {
       }
       try {
         const loaded = await b.load(box);
-        record(name, 'import', 'warm', [loaded.seconds * 1000], loaded.messages, loaded.messages);
+        // `extra`: what the load cost beside its time (CPU, an index built: its size).
+        record(
+          name,
+          'import',
+          'warm',
+          [loaded.seconds * 1000],
+          loaded.messages,
+          loaded.messages,
+          loaded.extra,
+        );
         log(`  import ${loaded.messages} in ${loaded.seconds.toFixed(2)} s`);
         let t0 = now();
         if (applies('first_open')) {
@@ -261,6 +271,7 @@ async function runBench(o) {
             const samples = [];
             let matches = null;
             let spent = 0;
+            const hows = new Set();
             // --budget applies as to warm repeats: a 15 s cold scan is not repeated.
             while (samples.length < coldRuns && (samples.length === 0 || spent < budgetMs)) {
               const rs = await b.restart();
@@ -268,6 +279,10 @@ async function runBench(o) {
                 notes.push(`${name}: ${rs.note}`);
               // Tests pass dropCaches: false: a cache drop slows everyone else on the machine.
               dropped = o.dropCaches === false ? false : dropCaches();
+              hows.add(
+                (rs.how || 'restarted (adapter did not say how)') +
+                  (dropped ? '' : ' (page cache NOT dropped)'),
+              );
               if (rs.reconnect) await rs.reconnect({ open: !r.bare });
               t0 = now();
               const res = await r.run();
@@ -283,7 +298,10 @@ async function runBench(o) {
             if (samples.length < coldRuns) {
               coldBudgeted.push(`${name} ${size} ${r.request}: ${samples.length}`);
             }
-            record(name, r.request, 'cold', samples, null, matches);
+            // How each cold sample was made (issue 35 item 1): a new process or not, said.
+            record(name, r.request, 'cold', samples, null, matches, {
+              cold: { how: [...hows].join(' | '), pageCacheDropped: dropped },
+            });
             const m = summarize(samples).median;
             log(
               `  cold ${r.request.padEnd(13)} ${m.toFixed(1)} ms` +

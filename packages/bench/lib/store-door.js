@@ -216,7 +216,11 @@ function storeDoor(kind, ctx, opts = {}) {
       return keys.uidsOf(list);
     },
     async restart() {
-      if (!inDb) return { note: 'no server (direct file access): cold = page cache dropped only' };
+      if (!inDb)
+        return {
+          note: 'no server (direct file access): cold = page cache dropped only',
+          how: 'no server (direct file access); page cache dropped',
+        };
       // An on-demand embedded server stops when its last client releases it.
       await service.close();
       await open();
@@ -225,7 +229,13 @@ function storeDoor(kind, ctx, opts = {}) {
       if (config.databaseUrl)
         notes.push('DATABASE_URL: server not restarted (not ours), connections reopened');
       if (kind === 'es') notes.push('Elasticsearch node not restarted (shared)');
-      return notes.length ? { note: notes.join('; ') } : {};
+      // The store door is the in-process interface: its process stays, its database does not.
+      const how =
+        (config.databaseUrl
+          ? 'in-process service reopened; DATABASE_URL server not restarted'
+          : 'in-process service reopened; embedded PostgreSQL stopped (last client) and started') +
+        (kind === 'es' ? '; Elasticsearch not restarted' : '');
+      return { how, ...(notes.length ? { note: notes.join('; ') } : {}) };
     },
     async close() {
       if (service && kind === 'es' && service.mirror) {

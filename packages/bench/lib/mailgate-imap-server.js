@@ -3,8 +3,9 @@
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { spawn } = require('node:child_process');
-const { loadConfig, EmbeddedPostgres } = require('@mailgate/core');
-const { createMailService } = require('@mailgate/service');
+const { loadConfig } = require('@mailgate/core');
+// The embedded server's handle comes through the service (the store owns it; issue 31.1).
+const { createMailService, EmbeddedPostgres } = require('@mailgate/service');
 const { runImport } = require('@mailgate/importer');
 
 /*

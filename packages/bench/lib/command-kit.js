@@ -7,6 +7,7 @@
  * It owns no measurement: a command's figures are its own.
  */
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
@@ -65,4 +66,21 @@ function corpusDir() {
   return testSupport('corpus').corpusDir();
 }
 
-module.exports = { ROOT, CLI, run, option, testSupport, corpusDir };
+/**
+ * Writes a run's JSON to bench/results/<name>-<date as a file name>.json and says so on
+ * stderr (the file name every command wrote before the move, kept).
+ * @param {string} name e.g. 'import'
+ * @param {string} date an ISO date, the run's
+ * @param {object} result
+ * @returns {string} the file written
+ */
+function saveResult(name, date, result) {
+  const dir = path.join(ROOT, 'bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}-${date.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  process.stderr.write(`wrote ${path.relative(ROOT, file)}\n`);
+  return file;
+}
+
+module.exports = { ROOT, CLI, run, option, testSupport, corpusDir, saveResult };

@@ -20,7 +20,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const autocannon = require('autocannon');
 const { EmbeddedPostgres } = require('@mailgate/service');
-const { ROOT, CLI, run, option, corpusDir } = require('../command-kit');
+const { CLI, run, option, corpusDir, saveResult } = require('../command-kit');
 const { machineFacts } = require('../machine');
 const { listMessages } = require('../mailboxes');
 
@@ -169,11 +169,7 @@ async function main(args) {
       ndjsonScan: ndjson,
       ndjsonListScan: ndjsonList,
     };
-    const outDir = path.join(ROOT, 'bench', 'results');
-    fs.mkdirSync(outDir, { recursive: true });
-    const file = path.join(outDir, `api-${result.date.replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-    console.error(`wrote ${path.relative(ROOT, file)}`);
+    saveResult('api', result.date, result);
   } finally {
     if (server) {
       const done = new Promise((r) => server.once('exit', r));

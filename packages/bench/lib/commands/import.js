@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { EmbeddedPostgres } = require('@mailgate/service');
-const { ROOT, run, option, corpusDir } = require('../command-kit');
+const { run, option, corpusDir, saveResult } = require('../command-kit');
 const { machineFacts } = require('../machine');
 
 /**
@@ -106,11 +106,7 @@ function main(args) {
       batchSize: process.env.MAILGATE_BATCH_SIZE || '250',
       runs,
     };
-    const outDir = path.join(ROOT, 'bench', 'results');
-    fs.mkdirSync(outDir, { recursive: true });
-    const file = path.join(outDir, `import-${result.date.replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
-    console.error(`wrote ${path.relative(ROOT, file)}`);
+    saveResult('import', result.date, result);
   } finally {
     if (home) {
       new EmbeddedPostgres(home).stop().then(() => {

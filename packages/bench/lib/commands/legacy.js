@@ -19,7 +19,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const dovecot = require('@mailgate/dovecot');
-const { ROOT, CLI, run: cli, option, testSupport, corpusDir } = require('../command-kit');
+const { CLI, run: cli, option, testSupport, corpusDir, saveResult } = require('../command-kit');
 
 async function time(fn, runs) {
   let result = await fn(); // warm-up, discarded
@@ -165,11 +165,7 @@ async function main(args) {
       runs,
       results,
     };
-    const dir = path.join(ROOT, 'bench', 'results');
-    fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `legacy-${out.date.replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-    console.error(`wrote ${path.relative(ROOT, file)}`);
+    saveResult('legacy', out.date, out);
   } finally {
     for (const c of closers) await c().catch(() => {});
     if (db) await db.close();

@@ -190,6 +190,7 @@ function applyVia(backends, via) {
  */
 const COMMANDS = [
   'api',
+  'deliver',
   'disk',
   'es',
   'imap-fetch',

@@ -298,11 +298,13 @@ function prepareHome(dir, { format, mail, user, link }) {
 /**
  * Starts a private Dovecot instance.
  * @param {{format: 'mbox'|'maildir', mail?: string, user?: string, password?: string,
- *   port?: number, dir?: string, link?: boolean, fts?: boolean, timeoutMs?: number}} opts
+ *   port?: number, dir?: string, link?: boolean, fts?: boolean, timeoutMs?: number,
+ *   lmtpPort?: number}} opts
  *   mail: an mbox file (format mbox) or a Maildir directory (format maildir); omitted: empty INBOX.
  *   dir: scratch dir (created; default a new one under os.tmpdir(), removed again by stop()).
  *   link: hard-link the Maildir's message files instead of copying them.
  *   fts: full-text index with fts-xapian (FTS_CONF); index() builds it for the whole INBOX.
+ *   lmtpPort: also run Dovecot's LMTP server (dovecot-lmtpd) on this loopback port.
  * @returns {Promise<{host: string, port: number, user: string, password: string, dir: string,
  *   conf: string, pid: number, format: string, home: string, log: string,
  *   stop: (o?: {keep?: boolean}) => Promise<void>}>}
@@ -380,11 +382,12 @@ async function launch(dir, created, opts) {
   let lastErr = null;
   for (let attempt = 0; attempt < (opts.port ? 1 : 3); attempt++) {
     if (!opts.port) port = await freePort();
-    fs.writeFileSync(
-      conf,
+    let text =
       render({ INSTANCE: instance, DIR: dir, UID: MAIL_UID, MAIL_LOCATION: location, PORT: port }) +
-        (opts.fts ? FTS_CONF : ''),
-    );
+      (opts.fts ? FTS_CONF : '');
+    // LMTP beside IMAP (the delivery benchmark): the recipient's local part is the user.
+    if (opts.lmtpPort) text += lmtpConf(opts.lmtpPort);
+    fs.writeFileSync(conf, text);
     const state = { dir, conf, port, user, password, format, home, created, instance, pid: null };
     fs.writeFileSync(path.join(dir, STATE_FILE), JSON.stringify(state, null, 2) + '\n', {
       mode: 0o600,
@@ -431,6 +434,22 @@ async function launch(dir, created, opts) {
     break;
   }
   throw new DovecotError(lastErr);
+}
+
+/** The settings that add Dovecot's LMTP server on a loopback port (appended: later wins). */
+function lmtpConf(port) {
+  return `
+protocols = imap lmtp
+service lmtp {
+  inet_listener lmtp {
+    address = 127.0.0.1
+    port = ${port}
+  }
+}
+protocol lmtp {
+  auth_username_format = %Ln
+}
+`;
 }
 
 function fileSize(p) {

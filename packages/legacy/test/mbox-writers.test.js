@@ -399,10 +399,11 @@ d('mbox next to dovecot-lda and procmail', () => {
     const host = os.hostname();
     // A dead Dovecot's lock ("pid:host", Dovecot's own format) is broken by mailgate at once.
     fs.writeFileSync(lockPath, `${deadPid()}:${host}`);
-    let t0 = Date.now();
+    // Broken, not waited for: a lock that is waited for and never goes away ends in
+    // MAILBOX_LOCKED (below), so a 200 with the lock file gone is the proof (issue 30.5: no
+    // stopwatch).
     const r = await api('POST', 'flags', { uids: [1], add: ['$Interop'] });
     expect(r.statusCode).toBe(200);
-    expect(Date.now() - t0).toBeLessThan(3000);
     expect(fs.existsSync(lockPath)).toBe(false);
 
     // A killed mailgate's lock is broken by dovecot-lda within seconds (it re-checks after about
@@ -423,7 +424,7 @@ d('mbox next to dovecot-lda and procmail', () => {
     holder.kill('SIGKILL');
     await new Promise((res) => holder.on('exit', res));
     const m1 = mail('interop');
-    t0 = Date.now();
+    let t0 = Date.now();
     await dovecot.deliver(inst.dir, m1.raw);
     expect(Date.now() - t0).toBeLessThan(10000);
 

@@ -180,7 +180,7 @@ function request(r, route) {
   return { opts, token: r() < 0.6 ? tokens[0] : pick(tokens) };
 }
 
-test(`fuzz: ${COUNT} seeded requests over every route, no 5xx, < 2 s, coded errors`, async () => {
+test(`fuzz: ${COUNT} seeded requests over every route, no 5xx, coded errors`, async () => {
   const r = rng(SEED);
   const extra = [
     { path: '/', method: 'get', op: {} },
@@ -201,9 +201,9 @@ test(`fuzz: ${COUNT} seeded requests over every route, no 5xx, < 2 s, coded erro
   for (let i = 0; i < COUNT; i++) {
     const route = all[Math.floor(r() * all.length)];
     const { opts, token } = request(r, route);
-    const t0 = performance.now();
+    // Every request answered (a hang ends the test at Jest's timeout); how fast is a budget
+    // for the load benchmark (npm run bench:api), not a bar here (issue 30.5).
     const res = await req(t.app, token, opts);
-    const ms = performance.now() - t0;
     const where = `seed ${SEED} #${i}: ${opts.method} ${opts.url.slice(0, 200)} -> ${res.statusCode}`;
     seen.set(res.statusCode, (seen.get(res.statusCode) || 0) + 1);
     if (opts.method === 'DELETE' && opts.url === '/api/v1/session' && token === tokens[0]) {
@@ -211,7 +211,6 @@ test(`fuzz: ${COUNT} seeded requests over every route, no 5xx, < 2 s, coded erro
       tokens[0] = (await t.db.store.createToken(u.id)).token; // logged out: a new session
     }
     expect([where, res.statusCode < 500 || res.statusCode === 501]).toEqual([where, true]);
-    expect([where, ms < 2000]).toEqual([where, true]);
     if (res.statusCode >= 400 && opts.method !== 'HEAD') {
       let b;
       try {

@@ -8,6 +8,7 @@
  *     the table does not allow fails, unless it is named below: ALLOWED for good (with the
  *     reason), TODAY for an arrow of today's code that a dated move of issue 31 removes. A TODAY
  *     entry that no longer occurs fails too, so whoever lands the move deletes its line;
+ *   - no import cycle, between packages or between the modules of one (a lazy require counts);
  *   - SQL and knex only in @mailgate/store (ALLOWED_SQL names the few files that hold SQL-like
  *     text for another reason);
  *   - backends constructed only by the service (and legacy's own registry);
@@ -230,6 +231,49 @@ function checkCode(tree) {
   return problems;
 }
 
+/**
+ * Import cycles: between packages, and between the modules of each package (every relative
+ * require counts, a lazy one inside a function too: it hides a cycle, it does not break it).
+ */
+function checkCycles(tree) {
+  const graph = new Map();
+  const edge = (a, b) => {
+    if (!graph.has(a)) graph.set(a, new Set());
+    graph.get(a).add(b);
+  };
+  for (const arrow of arrows(tree).keys()) {
+    const [a, b] = arrow.split(' -> ');
+    edge(`@mailgate/${a}`, `@mailgate/${b}`);
+  }
+  for (const p of tree.packages) {
+    for (const f of p.files) {
+      graph.set(f.file, graph.get(f.file) || new Set());
+      for (const spec of requiresOf(f.code)) {
+        if (!spec.startsWith('.')) continue;
+        let t = path.resolve(path.dirname(f.abs), spec);
+        if (fs.existsSync(`${t}.js`)) t = `${t}.js`;
+        else if (fs.existsSync(path.join(t, 'index.js'))) t = path.join(t, 'index.js');
+        edge(f.file, path.relative(tree.root, t).split(path.sep).join('/'));
+      }
+    }
+  }
+  const cycles = [];
+  const state = new Map(); // 1: on the current path, 2: done
+  const stack = [];
+  const visit = (n) => {
+    state.set(n, 1);
+    stack.push(n);
+    for (const m of graph.get(n) || []) {
+      if (state.get(m) === 1) cycles.push([...stack.slice(stack.indexOf(m)), m].join(' -> '));
+      else if (!state.has(m)) visit(m);
+    }
+    stack.pop();
+    state.set(n, 2);
+  };
+  for (const n of graph.keys()) if (!state.has(n)) visit(n);
+  return cycles;
+}
+
 /** Deep imports anywhere, packages without `exports`, manifests that drift from the code. */
 function checkManifests(tree) {
   const problems = [];
@@ -265,6 +309,10 @@ describe('the floors of the house (issue 31.3)', () => {
 
   test('every package sits on a floor and every arrow goes down (or is named)', () => {
     expect(checkFloors(tree)).toEqual([]);
+  });
+
+  test('no import cycle, between packages or inside one', () => {
+    expect(checkCycles(tree)).toEqual([]);
   });
 
   test('SQL and knex only in the store; backends constructed only by the service', () => {
@@ -325,6 +373,7 @@ describe('the checks fail on a planted violation', () => {
     const tree = readTree(copy);
     expect(checkFloors(tree)).toEqual([]);
     expect(checkCode(tree)).toEqual([]);
+    expect(checkCycles(tree)).toEqual([]);
   });
 
   test.each([
@@ -376,6 +425,23 @@ describe('the checks fail on a planted violation', () => {
       );
     } finally {
       remove();
+    }
+  });
+
+  test('an import cycle, even through a lazy require', () => {
+    const dir = path.join(copy, 'packages', 'store', 'lib');
+    fs.writeFileSync(path.join(dir, 'planted-a.js'), "'use strict';\nrequire('./planted-b');\n");
+    fs.writeFileSync(
+      path.join(dir, 'planted-b.js'),
+      "'use strict';\nmodule.exports = () => require('./planted-a');\n",
+    );
+    try {
+      expect(checkCycles(readTree(copy))).toEqual([
+        'packages/store/lib/planted-a.js -> packages/store/lib/planted-b.js -> packages/store/lib/planted-a.js',
+      ]);
+    } finally {
+      fs.rmSync(path.join(dir, 'planted-a.js'));
+      fs.rmSync(path.join(dir, 'planted-b.js'));
     }
   });
 

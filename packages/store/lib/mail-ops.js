@@ -6,7 +6,7 @@ const { pipeline } = require('node:stream/promises');
 const { to: copyTo } = require('pg-copy-streams');
 const { errors } = require('@mailgate/core');
 const { compileSql } = require('@mailgate/query');
-const { parseQuery } = require('./pg-store');
+const { parseQuery } = require('./names');
 const { HEADER_COLUMNS, HEADER_JSON_SQL, headerRow } = require('./header-row');
 const { splitFlags } = require('@mailgate/readers');
 // Date order: the Date header, else INTERNALDATE, then uid; keyset dates as text (list-cache.js).

@@ -4,12 +4,8 @@ const { errors } = require('@mailgate/core');
 const { lockMailbox, writeOutbox, bumpModseq } = require('./mail-ops');
 const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require('./mailbox-ref');
 const { lockThreads, threadBatch, normId } = require('./thread-ops');
-const {
-  MESSAGE_COLUMNS,
-  SOURCE_COLUMNS,
-  validateMailboxName,
-  specialUseFor,
-} = require('./pg-store');
+const { MESSAGE_COLUMNS, SOURCE_COLUMNS } = require('./columns');
+const { validateMailboxName, specialUseFor } = require('./names');
 
 /*
  * What an IMAP server and a webmail need beyond import and read: mailbox life cycle

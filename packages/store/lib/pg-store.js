@@ -1,7 +1,7 @@
 'use strict';
 
-const { errors, loadConfig, checkMailboxName } = require('@mailgate/core');
-const { parse, compileSql, mailboxesIn } = require('@mailgate/query');
+const { errors, loadConfig } = require('@mailgate/core');
+const { compileSql, mailboxesIn } = require('@mailgate/query');
 const { copyRows } = require('./copy');
 const {
   HEADER_COLUMNS,
@@ -20,6 +20,9 @@ const { planKeptUids } = require('./kept-uids');
 const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
 const { chunksIn } = require('./chunks-sql');
+const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS } = require('./columns');
+const { parseQuery, validateUserName, validateMailboxName, specialUseFor } = require('./names');
+const threads = require('./thread-ops');
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
 // own so no other advisory lock of the store collides with them.
@@ -600,8 +603,6 @@ class PgStore {
       lap('copyMs');
       await copyRows(client, 'message_sources', SOURCE_COLUMNS, plan.srcRows);
       const db = knexLike(client);
-      // Lazy: thread-ops needs mail-ops, which needs this module.
-      const threads = require('./thread-ops');
       await threads.writeThreadKeys(db, userId, plan.msgRows);
       lap('sourcesMs');
       if (this.outbox && plan.msgRows.length) {
@@ -868,59 +869,6 @@ class PgStore {
   }
 }
 
-const MESSAGE_COLUMNS = [
-  'user_id',
-  'mailbox_id',
-  'uid',
-  'modseq',
-  'content_hash',
-  'dup_index',
-  'internal_date',
-  'date',
-  'from_name',
-  'from_addr',
-  'from_text',
-  'to_addrs',
-  'to_text',
-  'cc_addrs',
-  'cc_text',
-  'subject',
-  'message_id',
-  'in_reply_to',
-  'refs',
-  'size',
-  'flags',
-  'keywords',
-  'has_attachments',
-  'header_text',
-  'body_text',
-  'header_json',
-  'source_name',
-  'preview',
-  'thread_id',
-];
-const SOURCE_COLUMNS = [
-  'user_id',
-  'mailbox_id',
-  'uid',
-  'raw',
-  'mbox_from_line',
-  'mbox_variant',
-  'mbox_trailer',
-  'mbox_original',
-  'source_meta',
-];
-const QUARANTINE_COLUMNS = [
-  'user_id',
-  'mailbox',
-  'source',
-  'position',
-  'reason',
-  'detail',
-  'raw',
-  'content_hash',
-];
-
 /** knex's raw(sql, bindings) with `?` placeholders over a bare pg client (commitBatch). */
 function knexLike(client) {
   return {
@@ -1026,47 +974,6 @@ function aloneSql(userId, ast) {
   return alone.answered ? c : null;
 }
 
-/**
- * Parses query text. @mailgate/query's QueryError already carries the catalogue's code
- * (INVALID_QUERY) and status (400), so the API and the CLI report it as a coded error as is.
- * @param {string} text
- */
-function parseQuery(text) {
-  return parse(text);
-}
-
-function validateUserName(name) {
-  if (typeof name !== 'string' || !/^[A-Za-z0-9._@+-]{1,128}$/.test(name)) {
-    throw new errors.USAGE(
-      `invalid user name "${name}": use 1-128 characters from letters, digits, . _ @ + -`,
-    );
-  }
-}
-
-// The one rule (@mailgate/core mailbox-name.js), here too so that no import or door that
-// reaches the store without the service's check can create a name an export would follow
-// out of its folder.
-function validateMailboxName(name) {
-  checkMailboxName(name);
-}
-
-// RFC 6154 special-use attributes for the usual folder names found in legacy stores.
-function specialUseFor(name) {
-  const n = name.toLowerCase().replace(/^inbox[./]/, '');
-  const map = {
-    sent: '\\Sent',
-    'sent items': '\\Sent',
-    'sent mail': '\\Sent',
-    drafts: '\\Drafts',
-    trash: '\\Trash',
-    'deleted items': '\\Trash',
-    junk: '\\Junk',
-    spam: '\\Junk',
-    archive: '\\Archive',
-  };
-  return map[n] || null;
-}
-
 function groupBy(items, fn) {
   const m = new Map();
   for (const it of items) {
@@ -1077,11 +984,4 @@ function groupBy(items, fn) {
   return m;
 }
 
-module.exports = {
-  PgStore,
-  parseQuery,
-  validateMailboxName,
-  specialUseFor,
-  MESSAGE_COLUMNS,
-  SOURCE_COLUMNS,
-};
+module.exports = { PgStore };

@@ -4,7 +4,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/test'],
   testMatch: ['**/test/**/*.test.js'],
-  globalSetup: '<rootDir>/test/support/global-setup.js',
-  globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  globalSetup: '<rootDir>/packages/test-support/lib/global-setup.js',
+  globalTeardown: '<rootDir>/packages/test-support/lib/global-teardown.js',
   testTimeout: 120000,
 };

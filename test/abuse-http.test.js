@@ -19,8 +19,8 @@ const path = require('node:path');
 const Knex = require('knex');
 const { hashPassword } = require('@mailgate/core');
 const { createImapServer } = require('@mailgate/imap');
-const { createTestDatabase } = require('./support/db');
-const { msg, importMessages } = require('./support/mail');
+const { createTestDatabase } = require('@mailgate/test-support/db');
+const { msg, importMessages } = require('@mailgate/test-support/mail');
 const { RawClient } = require('../packages/imap/test/raw-client');
 const { build } = require('@mailgate/api');
 

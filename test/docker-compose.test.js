@@ -5,7 +5,7 @@ const net = require('node:net');
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 const YAML = require('yaml');
-const { createTestDatabase, spawnCli } = require('./support/db');
+const { createTestDatabase, spawnCli } = require('@mailgate/test-support/db');
 
 /*
  * docker-compose.yml and the Dockerfile (issue 30.14). No container engine runs in CI, so the

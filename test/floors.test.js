@@ -46,6 +46,9 @@ const FLOORS = {
   query: 1,
   mime: 1,
   readers: 1,
+  // The tests' shared fixtures (private, required only by tests and the bench's corpus
+  // helpers): above every package, as a test is.
+  'test-support': 6,
 };
 const EDGE_FLOOR = 4; // floors 4 and 5 reach floor 2 only through the service (floor 3)
 const BACKEND_FLOOR = 2;
@@ -57,6 +60,9 @@ const ALLOWED = {
   'bench -> imap': "the bench's imap door starts mailgate's IMAP server it times",
   'bench -> dovecot': "the bench's imap door times Dovecot beside mailgate, by the same client",
   'importer -> legacy': 'the IMAP source reads the upstream account through legacy connect()',
+  'test-support -> store': 'test fixtures: a database per test file and the store it holds',
+  'test-support -> importer': 'test fixtures: mail imported for a test without the CLI',
+  'test-support -> dovecot': 'test fixtures: whether a real Dovecot can run here',
 };
 
 /**
@@ -88,10 +94,15 @@ const ALLOWED_SQL = {
     'TODAY (house2, 31.3, 2026-11-27): relation sizes from the catalogue, a store operation',
   'packages/bench/lib/commands/es.js':
     'TODAY (house2, 31.3, 2026-11-27): ANALYZE and the outbox count, store operations',
+  'packages/test-support/lib/db.js': 'test fixtures: a database per test file, cloned by SQL',
+  'packages/test-support/lib/global-setup.js':
+    "test fixtures: the run's migrated template database",
 };
 /** Files that construct a backend class: the service's registry and legacy's own. */
 const ALLOWED_CTOR = new Set([
   'packages/legacy/lib/index.js',
+  // Test fixtures: a test of the store itself is handed one on its own database.
+  'packages/test-support/lib/db.js',
   // TODAY (house2, 31.3, 2026-11-27): folded in from scripts/ (docs, 31.5); the service builds them.
   'packages/bench/lib/commands/es.js',
   'packages/bench/lib/commands/legacy.js',

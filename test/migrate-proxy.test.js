@@ -17,11 +17,11 @@ const path = require('node:path');
 const { ImapFlow } = require('imapflow');
 const { createMailService } = require('@mailgate/service');
 const { createImapServer } = require('@mailgate/imap');
-const dovecot = require('../scripts/dovecot/dovecot.js');
-const { skipOutsideCI, dovecotMissing } = require('./support/skip');
+const dovecot = require('@mailgate/dovecot');
+const { skipOutsideCI, dovecotMissing } = require('@mailgate/test-support/skip');
 const net = require('node:net');
-const { useCliSuite, spawnCli } = require('./support/db');
-const { msg } = require('./support/mail');
+const { useCliSuite, spawnCli } = require('@mailgate/test-support/db');
+const { msg } = require('@mailgate/test-support/mail');
 
 const d = skipOutsideCI(__filename, dovecotMissing()) ? describe.skip : describe;
 

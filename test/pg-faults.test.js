@@ -3,7 +3,7 @@
 /*
  * PostgreSQL killed with SIGKILL (the embedded server's postmaster, pid from
  * MAILGATE_HOME/pgdata/postmaster.pid) in the middle of an import, a flag change, an expunge
- * and an outbox drain (issue 15.6; the ES-side faults are test/es-faults.test.js). The server
+ * and an outbox drain (issue 15.6; the ES-side faults are packages/es/test/es-faults.test.js). The server
  * is restarted the way mailgate does it: the next command's EmbeddedPostgres#acquire finds
  * the postmaster gone and starts it (crash recovery from the WAL). After that: nothing lost,
  * nothing applied twice, the import resumes, the outbox drains (also by a worker that lived
@@ -23,9 +23,9 @@ const Knex = require('knex');
 const { EmbeddedPostgres, MIGRATIONS_DIR } = require('@mailgate/store');
 const { PgStore } = require('@mailgate/store');
 const { openMirror, syncAll, verify, EsWorker, pending } = require('@mailgate/es');
-const { CLI } = require('./support/db');
-const { describeEs } = require('./support/es');
-const { msg, mboxOf } = require('./support/mail');
+const { CLI } = require('@mailgate/test-support/db');
+const { describeEs } = require('@mailgate/test-support/es');
+const { msg, mboxOf } = require('@mailgate/test-support/mail');
 
 jest.setTimeout(120000);
 

@@ -2,8 +2,8 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { useCliSuite } = require('./support/db');
-const { msg, mboxOf } = require('./support/mail');
+const { useCliSuite } = require('@mailgate/test-support/db');
+const { msg, mboxOf } = require('@mailgate/test-support/mail');
 const { useApi, req } = require('../packages/api/test/helpers');
 
 // Issue 11 defects: an unknown query operator (`foo:bar`) and `in:` of a mailbox that does

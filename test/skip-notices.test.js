@@ -2,13 +2,13 @@
 
 /*
  * Every test file that can skip (outside CI: no Elasticsearch, Dovecot, corpus, …) prints its
- * name and the reason: through skipNotice or skipOutsideCI (test/support/skip.js) or describeEs
- * (test/support/es.js, which prints `skipping <file>: <reason>`).
+ * name and the reason: through skipNotice or skipOutsideCI (@mailgate/test-support/skip) or describeEs
+ * (@mailgate/test-support/es, which prints `skipping <file>: <reason>`).
  */
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { filesBelow } = require('./support/files');
+const { filesBelow } = require('@mailgate/test-support/files');
 
 const ROOT = path.resolve(__dirname, '..');
 const SKIPS =
@@ -27,14 +27,14 @@ test('every skipping test file prints its name and the reason', () => {
     if (!SKIPS.test(src) && !src.includes('describeEs(')) continue;
     const notice =
       /(?:skipNotice|skipOutsideCI)\(\s*__filename/.test(src) ||
-      src.includes(`describeEs('${rel}'`);
+      new RegExp(`describeEs\\(\\s*'${rel.replace(/[.]/g, '\\.')}'`).test(src);
     if (!notice) silent.push(rel);
   }
   expect(silent).toEqual([]);
 });
 
 test('skipNotice prints the file relative to the repository and the reason', () => {
-  const { skipNotice } = require('./support/skip');
+  const { skipNotice } = require('@mailgate/test-support/skip');
   const log = jest.spyOn(console, 'log').mockImplementation(() => {});
   try {
     skipNotice(path.join(ROOT, 'packages', 'x', 'test', 'y.test.js'), 'no corpus', 'real mail');
@@ -52,7 +52,7 @@ test('skipOutsideCI: no reason runs; a reason prints the notice outside CI and f
     let mod;
     try {
       jest.isolateModules(() => {
-        mod = require('./support/skip');
+        mod = require('@mailgate/test-support/skip');
       });
     } finally {
       if (saved === undefined) delete process.env.CI;

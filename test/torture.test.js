@@ -2,9 +2,9 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { useCliSuite } = require('./support/db');
-const { mboxOf } = require('./support/mail');
-const { hostileMessages } = require('./support/hostile');
+const { useCliSuite } = require('@mailgate/test-support/db');
+const { mboxOf } = require('@mailgate/test-support/mail');
+const { hostileMessages } = require('@mailgate/test-support/hostile');
 const { measureAll, table } = require('../packages/bench/lib/commands/torture');
 const { setup, req } = require('../packages/api/test/helpers');
 const { closeRequestPool } = require('@mailgate/mime');

@@ -5,7 +5,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { setup, req } = require('./helpers');
 const { inbox } = require('./fixtures');
-const { mboxOf, msg } = require('../../../test/support/mail');
+const { mboxOf, msg } = require('@mailgate/test-support/mail');
 
 // Issue 11: every route that reads mail honours `backend=` through the mail service (the
 // message, raw and attachment routes used to ignore it and answer from pg), and a backend

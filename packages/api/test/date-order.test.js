@@ -11,7 +11,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { addLegacyUser } = require('@mailgate/legacy');
-const { msg, legacyMailOf } = require('../../../test/support/mail');
+const { msg, legacyMailOf } = require('@mailgate/test-support/mail');
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-date-order-'));
 process.env.MAILGATE_HOME = home;

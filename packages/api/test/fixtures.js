@@ -1,6 +1,6 @@
 'use strict';
 
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 
 /*
  * A small hand-built mailbox for the search semantics and route tests. uids follow the

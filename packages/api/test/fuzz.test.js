@@ -5,7 +5,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { setup, req, ADMIN } = require('./helpers');
 const { inbox } = require('./fixtures');
-const { msg, mboxOf } = require('../../../test/support/mail');
+const { msg, mboxOf } = require('@mailgate/test-support/mail');
 
 /*
  * Issue 17: a seeded, bounded fuzz over every route of the OpenAPI document (plus the page
@@ -18,7 +18,7 @@ const { msg, mboxOf } = require('../../../test/support/mail');
 const SEED = Number(process.env.FUZZ_SEED || 0x5eed17);
 const COUNT = Number(process.env.FUZZ_COUNT || 700);
 
-const { rng } = require('../../../test/support/rng');
+const { rng } = require('@mailgate/test-support/rng');
 
 // Hostile messages next to the ordinary ones (more can be added here: the message view,
 // raw and attachment routes are fuzzed over every uid).

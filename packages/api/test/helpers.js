@@ -5,8 +5,8 @@ const os = require('node:os');
 const path = require('node:path');
 const { hashPassword } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
-const { createTestDatabase } = require('../../../test/support/db');
-const { mboxOf } = require('../../../test/support/mail');
+const { createTestDatabase } = require('@mailgate/test-support/db');
+const { mboxOf } = require('@mailgate/test-support/mail');
 const { build } = require('../lib/app');
 
 const ADMIN = 'admin-secret-token-for-tests';

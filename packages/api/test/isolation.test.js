@@ -2,7 +2,7 @@
 
 const { useApi, req } = require('./helpers');
 const { inbox } = require('./fixtures');
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 
 // User A has mailboxes INBOX (5 messages) and Private; user B has only INBOX with 2
 // messages. B must get 404 for everything that names A's mailboxes or messages, and B's

@@ -1,7 +1,7 @@
 'use strict';
 
 const { useApi, req } = require('./helpers');
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 
 /*
  * A user routed to `proxy` is being migrated: `mailgate migrate` imports their upstream

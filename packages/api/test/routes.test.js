@@ -2,7 +2,7 @@
 
 const { useApi, req, ADMIN } = require('./helpers');
 const { inbox } = require('./fixtures');
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 
 const t = useApi({ loginLimit: { max: 3, windowMs: 60000 } });
 let token;

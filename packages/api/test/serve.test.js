@@ -1,6 +1,6 @@
 'use strict';
 
-const { createTestDatabase, runCli, spawnCli } = require('../../../test/support/db');
+const { createTestDatabase, runCli, spawnCli } = require('@mailgate/test-support/db');
 
 let db;
 beforeAll(async () => {

@@ -13,9 +13,9 @@ const os = require('node:os');
 const path = require('node:path');
 const { addLegacyUser } = require('@mailgate/legacy');
 const dovecot = require('@mailgate/dovecot');
-const { skipOutsideCI, dovecotMissing, inCI } = require('../../../test/support/skip');
-const { esUnavailableReason } = require('../../../test/support/es');
-const { msg, legacyMailOf } = require('../../../test/support/mail');
+const { skipOutsideCI, dovecotMissing, inCI } = require('@mailgate/test-support/skip');
+const { esUnavailableReason } = require('@mailgate/test-support/es');
+const { msg, legacyMailOf } = require('@mailgate/test-support/mail');
 const { setup, req } = require('./helpers');
 
 const imapSkip = skipOutsideCI(__filename, dovecotMissing(), 'imap backend');

@@ -2,7 +2,7 @@
 
 const net = require('node:net');
 const { setup } = require('./helpers');
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 
 // Issue 17 item 2: stalled NDJSON readers of one user must not starve the database pool.
 // Alice's mailbox is large enough (~16 MB of NDJSON) that a reader who stops reading

@@ -1,7 +1,7 @@
 'use strict';
 
 const { useApi, req } = require('./helpers');
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 
 /*
  * The routes webmail needs beyond reading (issue 14): mailbox create/rename/delete, copy and

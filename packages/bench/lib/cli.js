@@ -16,14 +16,14 @@ const { writeReport } = require('./report');
 const { ALL_BACKENDS, SIZES } = require('./index-constants');
 
 /**
- * The default corpus: the unpacked shared Enron set (test/support/corpus.js unpacks
+ * The default corpus: the unpacked shared Enron set (@mailgate/test-support/corpus unpacks
  * ../shared/corpus once into $TMPDIR/mailgate-corpus), or null when it is not beside the repo.
  * @returns {string|null}
  */
 function defaultCorpus() {
   try {
     return require(
-      path.join(__dirname, '..', '..', '..', 'test', 'support', 'corpus.js'),
+      path.join(__dirname, '..', '..', 'test-support', 'lib', 'corpus.js'),
     ).corpusDir();
   } catch {
     return null;

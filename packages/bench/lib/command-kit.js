@@ -48,14 +48,15 @@ function option(args, name, dflt) {
 }
 
 /**
- * A module of the repo's test support (test/support/<name>.js: the shared corpus, the hostile
- * and legacy mail builders). Benchmarks stand on the same mail as the tests; this is the one
+ * A module of the repo's test support (@mailgate/test-support, packages/test-support/lib/<name>.js:
+ * the shared corpus, the hostile and legacy mail builders), by path: the test support stands on
+ * the bench (its seeded rng), so the bench cannot declare it as a dependency. Benchmarks stand on the same mail as the tests; this is the one
  * place that path is spelt.
  * @param {string} name e.g. 'corpus'
  * @returns {object}
  */
 function testSupport(name) {
-  return require(path.join(ROOT, 'test', 'support', `${name}.js`));
+  return require(path.join(ROOT, 'packages', 'test-support', 'lib', `${name}.js`));
 }
 
 /**

@@ -1,11 +1,11 @@
 'use strict';
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipNotice } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { loadConfig } = require('@mailgate/core');
-const { createTestDatabase } = require('../../../test/support/db');
+const { createTestDatabase } = require('@mailgate/test-support/db');
 const { runBench } = require('../lib/runner');
 const { createBackend, BackendUnavailable } = require('../lib/backends');
 const { buildMailbox } = require('../lib/mailboxes');

@@ -1,13 +1,13 @@
 'use strict';
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipNotice } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { listMessages, buildMailbox, compareNames, SIZES } = require('../lib/mailboxes');
 const { MboxSplitter } = require('@mailgate/readers');
 const { syntheticCorpus } = require('./fixtures');
-const { corpusDir } = require('../../../test/support/corpus');
+const { corpusDir } = require('@mailgate/test-support/corpus');
 
 describe('mailbox builder', () => {
   let corpus;

@@ -1,6 +1,6 @@
 'use strict';
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipNotice } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');

@@ -5,7 +5,7 @@
 // repeat (issue 28 item 1: a deleted mailbox's ENVELOPE and header fields were served).
 const { metaFor } = require('../lib/meta');
 const { mailboxScope } = require('../lib/cache');
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 
 /** A backend holding one message at uid 1, with no kept metadata. */
 function backendWith(raw) {

@@ -1,6 +1,6 @@
 'use strict';
 
-const { createTestDatabase, runCli, spawnCli, stderrMatch } = require('../../../test/support/db');
+const { createTestDatabase, runCli, spawnCli, stderrMatch } = require('@mailgate/test-support/db');
 const { RawClient } = require('./raw-client');
 
 // `mailgate imap` and `mailgate serve` as processes: they listen, log users in through the

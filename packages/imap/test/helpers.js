@@ -1,7 +1,7 @@
 'use strict';
 
 const { ImapFlow } = require('imapflow');
-const { startTestService } = require('../../../test/support/db');
+const { startTestService } = require('@mailgate/test-support/db');
 const { createImapServer } = require('../lib');
 
 /**

@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { createMailService } = require('@mailgate/service');
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
 

@@ -1,7 +1,7 @@
 'use strict';
 
-const { skipNotice } = require('../../../test/support/skip');
-const { selfSignedCert } = require('../../../test/support/tls');
+const { skipNotice } = require('@mailgate/test-support/skip');
+const { selfSignedCert } = require('@mailgate/test-support/tls');
 const { ImapFlow } = require('imapflow');
 const { createImapServer } = require('../lib');
 const { MemoryService } = require('./memory-service');

@@ -5,7 +5,7 @@
  * header's day as written (its own zone), a message without a Date is 1-Jan-1970 (as Dovecot);
  * BODY/TEXT are substrings of every text part, decoded, text attachments included; FROM/TO/CC
  * read addresses without comments and both lines of a repeated Cc. Answers are Dovecot 2.3's
- * for the same messages (test/imap-search-dovecot.test.js runs both servers side by side).
+ * for the same messages (packages/imap/test/imap-search-dovecot.test.js runs both servers side by side).
  */
 
 const { startPgServer } = require('./helpers');

@@ -1,6 +1,6 @@
 'use strict';
 
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
 const { toCrlf } = require('../lib/crlf');

@@ -8,7 +8,7 @@
  * over the raw wire.
  */
 
-const { msg } = require('../../../test/support/mail');
+const { msg } = require('@mailgate/test-support/mail');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
 

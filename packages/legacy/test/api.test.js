@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { addLegacyUser } = require('..');
-const { msg, legacyMailOf } = require('../../../test/support/mail');
+const { msg, legacyMailOf } = require('@mailgate/test-support/mail');
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-legacy-api-'));
 process.env.MAILGATE_HOME = home;

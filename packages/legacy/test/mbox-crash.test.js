@@ -8,13 +8,13 @@
  * two concurrent writers never lose each other's changes.
  */
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipNotice } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { corpusDir } = require('../../../test/support/corpus');
-const { buildLegacyMail, messageKey } = require('../../../test/support/legacy-corpus');
+const { corpusDir } = require('@mailgate/test-support/corpus');
+const { buildLegacyMail, messageKey } = require('@mailgate/test-support/legacy-corpus');
 const { MboxBackend } = require('..');
 const { readEntries } = require('../lib/mbox');
 

@@ -15,7 +15,7 @@ const { MboxBackend, lockMailbox, readLock } = require('..');
 const { lockOwner } = require('../lib/lock');
 const { normalized, journalPaths } = require('../lib/mbox-journal');
 const { readEntries } = require('../lib/mbox');
-const { msg, mboxOf } = require('../../../test/support/mail');
+const { msg, mboxOf } = require('@mailgate/test-support/mail');
 
 process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-lock-'));

@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { MboxBackend } = require('../lib/mbox');
-const { msg, legacyMailOf } = require('../../../test/support/mail');
+const { msg, legacyMailOf } = require('@mailgate/test-support/mail');
 
 let root;
 let mine;

@@ -10,7 +10,7 @@
  * Needs root, Dovecot and procmail; outside CI it skips without them, in CI it must run.
  */
 
-const { skipOutsideCI, dovecotMissing } = require('../../../test/support/skip');
+const { skipOutsideCI, dovecotMissing } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -19,7 +19,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const dovecot = require('@mailgate/dovecot');
 
 const { imapClient } = dovecot;
-const { msg, mboxOf } = require('../../../test/support/mail');
+const { msg, mboxOf } = require('@mailgate/test-support/mail');
 
 process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'error';
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-writers-'));

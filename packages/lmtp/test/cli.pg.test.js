@@ -1,7 +1,7 @@
 'use strict';
 
 const { spawnSync } = require('node:child_process');
-const { createTestDatabase, spawnCli, stderrMatch, CLI } = require('../../../test/support/db');
+const { createTestDatabase, spawnCli, stderrMatch, CLI } = require('@mailgate/test-support/db');
 const { createMailService } = require('@mailgate/service');
 const { RawLmtp } = require('./client');
 const { stored } = require('./helpers');

@@ -1,6 +1,6 @@
 'use strict';
 
-const { startTestService } = require('../../../test/support/db');
+const { startTestService } = require('@mailgate/test-support/db');
 const { createLmtpServer } = require('../lib');
 
 /**

@@ -6,8 +6,8 @@ const path = require('node:path');
 const { ImapFlow } = require('imapflow');
 const { createMailService } = require('@mailgate/service');
 const { createImapServer } = require('@mailgate/imap');
-const { createTestDatabase, spawnCli } = require('../../../test/support/db');
-const { skipOutsideCI } = require('../../../test/support/skip');
+const { createTestDatabase, spawnCli } = require('@mailgate/test-support/db');
+const { skipOutsideCI } = require('@mailgate/test-support/skip');
 const { createLmtpServer } = require('../lib');
 const { postfixMissing, startPostfix, smtpSource, freePort } = require('./postfix');
 

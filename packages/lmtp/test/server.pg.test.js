@@ -8,8 +8,8 @@ const tls = require('node:tls');
 const { startLmtp, stored } = require('./helpers');
 const { RawLmtp } = require('./client');
 const { createLmtpServer } = require('../lib');
-const { skipOutsideCI } = require('../../../test/support/skip');
-const { selfSignedCert } = require('../../../test/support/tls');
+const { skipOutsideCI } = require('@mailgate/test-support/skip');
+const { selfSignedCert } = require('@mailgate/test-support/tls');
 
 function hasOpenssl() {
   try {

@@ -1,14 +1,14 @@
 'use strict';
 
 // Real-mail tests. The corpora live outside the repo (never copied in): ../shared/corpus,
-// unpacked once by test/support/corpus.js (MAILGATE_CORPUS_DIR to use another place); tests
+// unpacked once by @mailgate/test-support/corpus (MAILGATE_CORPUS_DIR to use another place); tests
 // skip with a printed reason when it is not beside the checkout (never in CI).
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipNotice } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseMessage, MessageParseError, getAttachment } = require('../lib');
-const { corpusDir } = require('../../../test/support/corpus');
+const { corpusDir } = require('@mailgate/test-support/corpus');
 
 const CORPUS = corpusDir() || path.join(__dirname, 'no-corpus');
 const FIXTURES = path.join(CORPUS, 'fixtures');

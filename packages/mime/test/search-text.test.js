@@ -6,7 +6,7 @@
  * given twice; BODY over every text part (text attachments and all alternatives included,
  * decoded from base64/quoted-printable), without encapsulated messages' headers; TEXT also
  * over every part's header. Expected values checked against a real Dovecot
- * (test/imap-search-dovecot.test.js compares the two servers' answers).
+ * (packages/imap/test/imap-search-dovecot.test.js compares the two servers' answers).
  */
 
 const { parseMessage } = require('../lib');

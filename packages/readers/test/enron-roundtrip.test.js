@@ -1,12 +1,12 @@
 'use strict';
 
 // Property test on real mail: Enron messages → mbox → MboxSplitter → same bytes.
-const { skipNotice } = require('../../../test/support/skip');
+const { skipNotice } = require('@mailgate/test-support/skip');
 const fs = require('fs');
 const path = require('path');
 const { makeFromLine, escapeMessage, exportEntry } = require('../lib');
 const { split, rebuild, expectTiling, rng } = require('./helpers');
-const { corpusDir } = require('../../../test/support/corpus');
+const { corpusDir } = require('@mailgate/test-support/corpus');
 
 const dir = corpusDir();
 const enron = dir && path.join(dir, 'enron', 'maildir');

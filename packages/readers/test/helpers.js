@@ -26,7 +26,7 @@ function split(buf, opts = {}, chunkSize = (n) => n) {
   });
 }
 
-const { rng } = require('../../../test/support/rng');
+const { rng } = require('@mailgate/test-support/rng');
 
 /** Entries → comparable plain objects. */
 function plain(entries) {

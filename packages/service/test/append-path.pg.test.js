@@ -1,7 +1,7 @@
 'use strict';
 
-const { useServiceSuite } = require('../../../test/support/db');
-const { msg } = require('../../../test/support/mail');
+const { useServiceSuite } = require('@mailgate/test-support/db');
+const { msg } = require('@mailgate/test-support/mail');
 
 /*
  * The one write of a new message (issue 32.4; store append-ops.js), through the pg backend's

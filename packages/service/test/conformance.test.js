@@ -10,7 +10,7 @@
  * left out with a printed reason.
  */
 
-const { skipOutsideCI, dovecotMissing } = require('../../../test/support/skip');
+const { skipOutsideCI, dovecotMissing } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -19,11 +19,11 @@ const { createMailService, CAPABILITY_TABLE, OPERATIONS } = require('@mailgate/s
 const { listRowOf } = require('@mailgate/store');
 const { runImport } = require('@mailgate/importer');
 const { addLegacyUser } = require('@mailgate/legacy');
-const dovecot = require('../../../scripts/dovecot/dovecot.js');
-const { corpusDir } = require('../../../test/support/corpus');
-const { createTestDatabase } = require('../../../test/support/db');
-const { buildLegacyMail, messageKey, copier } = require('../../../test/support/legacy-corpus');
-const { esUnavailableReason } = require('../../../test/support/es');
+const dovecot = require('@mailgate/dovecot');
+const { corpusDir } = require('@mailgate/test-support/corpus');
+const { createTestDatabase } = require('@mailgate/test-support/db');
+const { buildLegacyMail, messageKey, copier } = require('@mailgate/test-support/legacy-corpus');
+const { esUnavailableReason } = require('@mailgate/test-support/es');
 
 const corpus = corpusDir();
 skipOutsideCI(

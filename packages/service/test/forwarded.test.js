@@ -4,8 +4,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { runImport } = require('@mailgate/importer');
 const { addLegacyUser } = require('@mailgate/legacy');
-const { useServiceSuite } = require('../../../test/support/db');
-const { msg } = require('../../../test/support/mail');
+const { useServiceSuite } = require('@mailgate/test-support/db');
+const { msg } = require('@mailgate/test-support/mail');
 
 // Issue 11 defect: `$Forwarded` imported from Maildir (info letter P) landed in `flags`, while
 // remove:["$Forwarded"] edits `keywords`, so it never came off. One split now puts it in

@@ -1,8 +1,8 @@
 'use strict';
 
 const { OPERATIONS } = require('@mailgate/service');
-const { useServiceSuite } = require('../../../test/support/db');
-const { msg } = require('../../../test/support/mail');
+const { useServiceSuite } = require('@mailgate/test-support/db');
+const { msg } = require('@mailgate/test-support/mail');
 
 // The pg backend's write operations beyond read/flags/expunge (APPEND, COPY/MOVE, mailbox
 // life cycle, subscriptions, changesSince) on a real PostgreSQL, through the service only.

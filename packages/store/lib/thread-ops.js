@@ -280,7 +280,7 @@ async function writeThreadKeys(db, userId, rows) {
  * components (through keyed lookups of ids) and the root sets of every base subject whose
  * grouping they may change — so its memory and time follow the batch and the threads it
  * touches, never the whole mailbox. Gives the ids threadIds() gives over all the user's live
- * messages (test/threads-incremental.test.js): messages outside that closure keep their
+ * messages (packages/store/test/threads-incremental.test.js): messages outside that closure keep their
  * component and root, and no base subject of theirs changes its root sets.
  * @returns {Promise<{closure: number, assigned: number, merged: number}>}
  */

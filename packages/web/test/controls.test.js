@@ -2,14 +2,14 @@
 
 /* global window, document -- the functions given to page.evaluate run in the browser */
 
-const { skipNotice } = require('../../../test/support/skip');
+const { skipNotice } = require('@mailgate/test-support/skip');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { hashPassword } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
 const { build } = require('@mailgate/api');
-const { createTestDatabase } = require('../../../test/support/db');
+const { createTestDatabase } = require('@mailgate/test-support/db');
 const t = require('./support');
 
 /*

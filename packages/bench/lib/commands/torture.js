@@ -2,7 +2,7 @@
 
 /*
  * Worst parse time and memory per hostile message (issue 15.3): every message of
- * test/support/hostile.js parsed by parseMessage (the import parser) and by buildView (the
+ * @mailgate/test-support/hostile parsed by parseMessage (the import parser) and by buildView (the
  * message view), each in a fresh Node process. A message's memory is its own cost: the peak
  * RSS of its process minus the peak RSS of a baseline process that loads the same modules and
  * parses a three-line message (issue 30.5: the raw peak of a process is Node's own baseline,

@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { skipOutsideCI, dovecotMissing } = require('../../../test/support/skip');
+const { skipOutsideCI, dovecotMissing } = require('@mailgate/test-support/skip');
 const { runDeliverBench, deliverMarkdown, messageIds } = require('../lib/deliver-run');
 const { syntheticCorpus } = require('./fixtures');
 

@@ -17,7 +17,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
  *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[],
  *   listCacheRows: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
- *   userQueue: number, userWaitMs: number, maxSubstringTerms: number, maxUids: number}}
+ *   userQueue: number, userWaitMs: number, maxSubstringTerms: number, maxUids: number,
+ *   migrate: {perHost: number, rate: number, retries: number, backoffSeconds: number,
+ *   expireSeconds: number}}}
  */
 function loadConfig(env = process.env) {
   const problems = [];
@@ -76,6 +78,17 @@ function loadConfig(env = process.env) {
   const userWaitMs = intVar(env, 'MAILGATE_USER_WAIT_MS', 20000, 1, 600000, problems);
   const maxSubstringTerms = intVar(env, 'MAILGATE_MAX_SUBSTRING_TERMS', 32, 1, 10000, problems);
   const maxUids = intVar(env, 'MAILGATE_MAX_UIDS', 100000, 1, 100000000, problems);
+  // A whole-server migration (issue 33; service fleet.js): accounts of one upstream host
+  // migrated at once, messages/s from one upstream host (all workers together; 0 = no cap),
+  // upstream errors in a row before an account fails, the first back-off (doubling), and how
+  // long a job may stay claimed before another worker takes it (a killed worker's job).
+  const migrate = {
+    perHost: intVar(env, 'MAILGATE_MIGRATE_PER_HOST', 4, 1, 10000, problems),
+    rate: intVar(env, 'MAILGATE_MIGRATE_RATE', 0, 0, 10000000, problems),
+    retries: intVar(env, 'MAILGATE_MIGRATE_RETRIES', 5, 1, 100, problems),
+    backoffSeconds: intVar(env, 'MAILGATE_MIGRATE_BACKOFF', 10, 1, 3600, problems),
+    expireSeconds: intVar(env, 'MAILGATE_MIGRATE_EXPIRE', 3600, 5, 82800, problems),
+  };
   if (problems.length) {
     throw new errors.CONFIG_INVALID(problems.join('; '));
   }
@@ -102,6 +115,7 @@ function loadConfig(env = process.env) {
     maxUids,
     corsOrigins,
     scrypt,
+    migrate,
   };
 }
 

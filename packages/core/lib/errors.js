@@ -122,6 +122,10 @@ const defs = {
   // Local delivery (`mailgate deliver`, LMTP): a transient fault outside the catalogue (the
   // LMTP server answers it 451 4.3.0, deliver exits 75); named by its system code only.
   DELIVERY_DEFERRED: ['Message not delivered now (%s); the sender should retry', 503],
+  // A whole-server migration (`mailgate migrate --accounts FILE`, issue 33).
+  ACCOUNTS_INVALID: ['Accounts file %s: %s', 400],
+  // An account whose upstream kept failing (the last reason follows); it stays on proxy.
+  MIGRATION_GAVE_UP: ['Gave up after %s attempts: %s', 502],
   MAILBOX_MIGRATING: [
     'The account of %s is being migrated; changes are refused until the migration completes',
     409,

@@ -299,7 +299,8 @@ function prepareHome(dir, { format, mail, user, link }) {
  * Starts a private Dovecot instance.
  * @param {{format: 'mbox'|'maildir', mail?: string, user?: string, password?: string,
  *   port?: number, dir?: string, link?: boolean, fts?: boolean, timeoutMs?: number,
- *   lmtpPort?: number}} opts
+ *   lmtpPort?: number, users?: Array<{user: string, password: string, mail?: string}>}} opts
+ *   users: many accounts (each its own home and mail) instead of user/password/mail.
  *   mail: an mbox file (format mbox) or a Maildir directory (format maildir); omitted: empty INBOX.
  *   dir: scratch dir (created; default a new one under os.tmpdir(), removed again by stop()).
  *   link: hard-link the Maildir's message files instead of copying them.
@@ -328,10 +329,12 @@ async function start(opts = {}) {
       throw new DovecotError(`not a Maildir directory: ${mail}`);
     }
   }
-  if (!/^[A-Za-z0-9._@+-]+$/.test(user)) throw new DovecotError(`bad user name: ${user}`);
   const password = opts.password ?? crypto.randomBytes(12).toString('hex');
-  if (/[:\n\r]/.test(password) || password === '') {
-    throw new DovecotError('password must be non-empty without ":" or newlines');
+  for (const a of opts.users || [{ user, password }]) {
+    if (!/^[A-Za-z0-9._@+-]+$/.test(a.user)) throw new DovecotError(`bad user name: ${a.user}`);
+    if (/[:\n\r]/.test(a.password) || !a.password) {
+      throw new DovecotError('password must be non-empty without ":" or newlines');
+    }
   }
   requireInstalled();
   if (process.getuid && process.getuid() !== 0) {
@@ -362,11 +365,20 @@ async function launch(dir, created, opts) {
   fs.chmodSync(dir, 0o755); // the mail processes (uid 5000) must reach home/
   for (const sub of ['run', 'state']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
 
-  const home = prepareHome(dir, { format, mail, user, link });
+  // One user (the default), or many (`users`: a whole server to migrate, issue 33).
+  const accounts = (opts.users || [{ user, password, mail }]).map((a) => ({
+    ...a,
+    home: prepareHome(dir, { format, mail: a.mail, user: a.user, link }),
+  }));
+  const home = accounts[0].home;
   const usersFile = path.join(dir, 'users');
-  fs.writeFileSync(usersFile, `${user}:{PLAIN}${password}:${MAIL_UID}:${MAIL_UID}::${home}::\n`, {
-    mode: 0o640,
-  });
+  fs.writeFileSync(
+    usersFile,
+    accounts
+      .map((a) => `${a.user}:{PLAIN}${a.password}:${MAIL_UID}:${MAIL_UID}::${a.home}::\n`)
+      .join(''),
+    { mode: 0o640 },
+  );
   fs.chmodSync(usersFile, 0o640);
   // The auth process runs as the "dovecot" user and reads the passwd-file itself.
   const gid = groupId('dovecot');
@@ -582,6 +594,33 @@ function ftsIndexBytes(dir) {
   return n;
 }
 
+/**
+ * Stops an instance and starts it again on the same configuration, port and mail (an upstream
+ * restart in the middle of a migration, issue 33): nothing is rebuilt or copied.
+ * @param {string} dir
+ * @param {{timeoutMs?: number}} [o]
+ * @returns {Promise<void>} once it greets again
+ */
+async function restart(dir, o = {}) {
+  dir = path.resolve(dir);
+  const state = readState(dir);
+  await stop(dir, { keep: true });
+  const r = runToFile(which('dovecot'), ['-c', state.conf], path.join(dir, 'start.out'));
+  if (r.status !== 0)
+    throw new DovecotError(`dovecot restart failed: ${r.output}\n${logTail(dir)}`);
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      await greeting(state.port);
+      return;
+    } catch (err) {
+      if (Date.now() - t0 > (o.timeoutMs || 20000))
+        throw new DovecotError(`no greeting after restart: ${err.message}`);
+      await sleep(50);
+    }
+  }
+}
+
 /** @returns {{running: boolean, pids: number[], port: number, dir: string, conf: string}} */
 function status(dir) {
   dir = path.resolve(dir);
@@ -672,6 +711,7 @@ module.exports = {
   installed,
   start,
   stop,
+  restart,
   status,
   index,
   ftsIndexBytes,

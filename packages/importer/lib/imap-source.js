@@ -120,7 +120,9 @@ async function* imapPlans(opts) {
 async function* upstreamFolders(account) {
   const client = await connect(account);
   try {
-    const folders = (await client.list()).filter((b) => !b.flags.has('\\Noselect'));
+    const folders = (await client.list()).filter(
+      (b) => !b.flags.has('\\Noselect') && wantedFolder(account.folders, b.path),
+    );
     for (const box of folders) {
       const lock = await client.getMailboxLock(box.path, { readOnly: true });
       try {
@@ -132,6 +134,22 @@ async function* upstreamFolders(account) {
   } finally {
     await client.logout().catch(() => client.close());
   }
+}
+
+/**
+ * Whether a folder is in an account's folder filter (`--accounts` files, issue 33): no filter
+ * takes every folder; an entry matches its folder exactly (INBOX in any case) or, ending in
+ * `*`, every folder starting with what precedes it.
+ * @param {string[]|null|undefined} filter
+ * @param {string} folder
+ */
+function wantedFolder(filter, folder) {
+  if (!filter || !filter.length) return true;
+  return filter.some((f) =>
+    f.endsWith('*')
+      ? folder.startsWith(f.slice(0, -1))
+      : f === folder || (f.toUpperCase() === 'INBOX' && folder.toUpperCase() === 'INBOX'),
+  );
 }
 
 async function* fetchItems(client, folder, mailbox, uidValidity, uids, uidNext) {
@@ -211,4 +229,4 @@ async function mirrorExpunges(store, userId, mailboxId, imported, upstream) {
   return r.expunged.length;
 }
 
-module.exports = { imapPlans, upstreamFolders, mailboxForFolder, syncFlags };
+module.exports = { imapPlans, upstreamFolders, mailboxForFolder, syncFlags, wantedFolder };

@@ -59,6 +59,8 @@ const REPORT_LIST_LIMIT = 100;
  * @param {(w: {code: string, message: string}) => void} [opts.onWarning] told of a warning when
  *   it happens (IMPORT_WAITING), besides the report's `warnings`
  * @param {AbortSignal} [opts.signal] stops after the current batch (state stays resumable)
+ * @param {(b: {messages: number, bytes: number}) => Promise<void>} [opts.onBatch] awaited after
+ *   each batch is handed to the writer (progress; a caller that sleeps here slows the source)
  * @param {import('pino').Logger} [opts.log]
  * @returns {Promise<object>} the report (see README "import --json")
  */
@@ -129,6 +131,12 @@ async function importJob(run, plan, job) {
   for await (const batch of batches(splitEntries(run, plan.items, resumeAt, position), run)) {
     t = run.lap('readMs', t);
     await writer.write(batch);
+    // The caller's pace and progress (a fleet migration: figures, the per-host message rate).
+    if (opts.onBatch) {
+      let bytes = 0;
+      for (const it of batch) bytes += it.raw ? it.raw.length : 0;
+      await opts.onBatch({ messages: batch.length, bytes });
+    }
     t = run.clock();
     if (opts.signal && opts.signal.aborted) break;
   }

@@ -8,6 +8,7 @@ const { verifySource } = require('./verify');
 const { listQuarantine, quarantineRaw } = require('./quarantine');
 const { verifyImap } = require('./imap-verify');
 const { migrateAccount } = require('./migrate');
+const { wantedFolder } = require('./imap-source');
 
 module.exports = {
   runImport,
@@ -22,4 +23,6 @@ module.exports = {
   quarantineRaw,
   verifyImap,
   migrateAccount,
+  // An accounts file's folder filter (service fleet.js: the upstream survey).
+  wantedFolder,
 };

@@ -29,6 +29,7 @@ const MAX_PASSES = 3;
  * @param {number} [opts.batchSize]
  * @param {boolean} [opts.progress] progress on stderr
  * @param {AbortSignal} [opts.signal] stops after the current batch (resumable)
+ * @param {(b: {messages: number, bytes: number}) => Promise<void>} [opts.onBatch] runImport's
  * @param {(line: string) => void} [opts.say] one line per step
  * @param {import('pino').Logger} [opts.log]
  * @returns {Promise<{user: string, route: string, previousRoute: string, cutover: boolean,
@@ -72,6 +73,7 @@ async function migrateAccount(opts) {
       batchSize: opts.batchSize,
       progress: opts.progress,
       signal: opts.signal,
+      onBatch: opts.onBatch,
       log: opts.log,
     });
     for (const k of ['messages', 'imported', 'duplicates', 'quarantined', 'bytes', 'seconds'])

@@ -8,6 +8,7 @@
  * is the authoritative interface.
  */
 
+const fs = require('node:fs');
 const { loadConfig, createLogger, errors, upstreamSecurity } = require('@mailgate/core');
 const { PgStore, openDatabase, EmbeddedPostgres } = require('@mailgate/store');
 const legacy = require('@mailgate/legacy');
@@ -20,6 +21,7 @@ const { Purger } = require('./purger');
 const { createUsers } = require('./users');
 const { createDelivery, outcomeOf } = require('./delivery');
 const { UserGate } = require('./user-gate');
+const { createFleet } = require('./fleet');
 
 /** Backend kinds openBackend knows. */
 const KINDS = Object.freeze(['pg', 'es', 'mbox', 'maildir', 'imap']);
@@ -86,6 +88,8 @@ class MailService {
       maxSubstringTerms: c.maxSubstringTerms,
       maxUids: c.maxUids,
     });
+    // Whole-server migration (issue 33): the job queue and the fleet's figures (fleet.js).
+    this.fleet = createFleet(this);
     this.closed = false;
   }
 
@@ -132,7 +136,15 @@ class MailService {
    */
   upstreamAccount(user) {
     const a = legacy.userEntry(this.config.home, user, 'imap').imap;
-    const password = a.password ?? (a.passwordEnv ? this.env[a.passwordEnv] : undefined);
+    let password = a.password ?? (a.passwordEnv ? this.env[a.passwordEnv] : undefined);
+    // An account registered by `mailgate migrate --accounts` may name a file instead.
+    if (password == null && a.passwordFile) {
+      try {
+        password = fs.readFileSync(a.passwordFile, 'utf8').replace(/\r?\n$/, '');
+      } catch (err) {
+        throw new errors.USAGE(`password file ${a.passwordFile}: ${err.code || 'unreadable'}`);
+      }
+    }
     if (password == null) {
       throw new errors.USAGE(
         `environment variable ${a.passwordEnv || '(none)'} with the IMAP password is not set`,
@@ -208,6 +220,7 @@ class MailService {
   async close() {
     if (this.closed) return;
     this.closed = true;
+    await this.fleet.close();
     if (this.purger) await this.purger.close();
     await legacy.closeBackends();
     if (this.mirror) await this.mirror.close();

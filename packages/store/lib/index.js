@@ -47,6 +47,7 @@ mixIn(
   require('./route-ops').routeOps,
   require('./user-ops').userOps,
   require('./stats-ops').statsOps,
+  require('./fleet-ops').fleetOps,
 );
 
 module.exports = {

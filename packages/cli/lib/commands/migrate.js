@@ -1,9 +1,11 @@
 'use strict';
 
+const fs = require('node:fs');
 const { errors } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
 const { withInterrupt } = require('../interrupt');
 const { boundImportHeap } = require('../heap');
+const { positiveInt } = require('../context');
 
 /*
  * `mailgate migrate U`: moves one account from its upstream IMAP server (`mailgate legacy
@@ -21,7 +23,7 @@ const { boundImportHeap } = require('../heap');
  */
 function register(program, ctx) {
   program
-    .command('migrate <user>')
+    .command('migrate [user]')
     .description(
       "import a user's upstream IMAP account, verify it, then switch the user's route from proxy to store",
     )
@@ -29,6 +31,29 @@ function register(program, ctx) {
     .option(
       '--on-login',
       'route the user to proxy and migrate in the background at their next IMAP login through mailgate',
+    )
+    .option(
+      '--accounts <file>',
+      'whole server: register the accounts of FILE (CSV or JSON lines) and enqueue them',
+    )
+    .option(
+      '--all',
+      'whole server: register and enqueue every user routed to proxy with an upstream account',
+    )
+    .option('--worker', 'whole server: pull migration jobs until interrupted (or --until-done)')
+    .option(
+      '--concurrency <n>',
+      'accounts this worker migrates at once (default 1)',
+      positiveInt('--concurrency'),
+    )
+    .option('--until-done', 'with --worker: stop once every account is cut over or failed')
+    .option(
+      '--status',
+      'whole server: accounts queued/running/verified/cut over/failed, rate and ETA',
+    )
+    .option(
+      '--report',
+      'whole server: every account with its counts, every failure with its reason',
     )
     .option('--json', 'print one JSON result object on stdout')
     .option('--quiet', 'no progress output')
@@ -51,7 +76,120 @@ duplicates, quarantined, bytes, seconds, warnings}, verify: {ok, mailboxes: [{fo
 uidValidity, uidsKept, upstream: {messages, bytes}, local: {messages, bytes}, missing,
 differing, ok}]}, seconds}.`,
     )
-    .action((user, o) => migrate(ctx, user, o));
+    .addHelpText(
+      'after',
+      `
+Whole server (docs/migrating-a-server.md): \`mailgate migrate --accounts FILE\` (CSV with a
+header: user,host,port,login,password_env,password_file,security,folders — or JSON lines with
+the same fields in camelCase; never a password, only where a worker reads it) or \`--all\`,
+then any number of \`mailgate migrate --worker [--concurrency N]\` processes on any machines
+(each needs the password variables or files), \`mailgate migrate --status [--json]\` while it
+runs and \`mailgate migrate --report [--json]\` at the end. Limits: MAILGATE_MIGRATE_PER_HOST,
+MAILGATE_MIGRATE_RATE, MAILGATE_MIGRATE_RETRIES, MAILGATE_MIGRATE_BACKOFF,
+MAILGATE_MIGRATE_EXPIRE.`,
+    )
+    .action((user, o) => dispatch(ctx, user, o));
+}
+
+/** One account (`migrate U`) or one of the whole-server modes. */
+async function dispatch(ctx, user, o) {
+  const modes = ['accounts', 'all', 'worker', 'status', 'report'].filter((k) => o[k]);
+  if (modes.length > 1) throw new errors.USAGE(`choose one of --${modes.join(', --')}`);
+  if (modes.length && user) throw new errors.USAGE(`--${modes[0]} takes no user`);
+  if (!modes.length && !user)
+    throw new errors.USAGE('migrate needs a user, --accounts FILE or --all');
+  if ((o.concurrency || o.untilDone) && !o.worker) {
+    throw new errors.USAGE('--concurrency and --until-done go with --worker');
+  }
+  if (!modes.length) return migrate(ctx, user, o);
+  return fleetCommands[modes[0]](ctx, o);
+}
+
+const fleetCommands = {
+  async accounts(ctx, o) {
+    let text;
+    try {
+      text = fs.readFileSync(o.accounts, 'utf8');
+    } catch (err) {
+      throw new errors.SOURCE_NOT_FOUND(o.accounts, err.code || 'unreadable');
+    }
+    const r = await ctx.withService(async (service) =>
+      service.fleet.register(service.fleet.parseAccounts(text, o.accounts)),
+    );
+    ctx.out(o.json, r, printRegistered);
+  },
+  async all(ctx, o) {
+    const r = await ctx.withService((service) => service.fleet.registerAll());
+    ctx.out(o.json, r, printRegistered);
+  },
+  async worker(ctx, o) {
+    boundImportHeap();
+    const r = await withInterrupt((signal) =>
+      ctx.withService((service) =>
+        service.fleet.work({
+          concurrency: o.concurrency || 1,
+          untilDone: Boolean(o.untilDone),
+          signal,
+        }),
+      ),
+    );
+    ctx.out(o.json, r, (x) =>
+      process.stderr.write(`migrate worker ${x.worker}: ${x.runs} job(s) run\n`),
+    );
+  },
+  async status(ctx, o) {
+    const r = await ctx.withService((service) => service.fleet.status(), { readOnly: true });
+    ctx.out(o.json, r, printStatus);
+  },
+  async report(ctx, o) {
+    const r = await ctx.withService((service) => service.fleet.report(), { readOnly: true });
+    ctx.out(o.json, r, printFleetReport);
+    if (r.failures.length) {
+      ctx.setExit(
+        1,
+        new errors.VERIFY_FAILED(`${r.failures.length} account(s) failed and stay on proxy`),
+      );
+    }
+  },
+};
+
+function printRegistered(x) {
+  process.stderr.write(
+    `registered ${x.registered} account(s): ${x.queued} queued, ${x.alreadyCutOver} already cut over\n`,
+  );
+}
+
+const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
+const eta = (s) => (s == null ? '?' : s >= 3600 ? `${(s / 3600).toFixed(1)} h` : `${s} s`);
+
+function printStatus(x) {
+  const f = x.fleet;
+  process.stdout.write(
+    `accounts ${f.accounts}: ${f.queued} queued, ${f.running} running, ${f.verified} verified, ` +
+      `${f.cutover} cut over, ${f.failed} failed\n` +
+      `messages ${f.messages} (${mb(f.bytes)}), ${f.rate} msg/s, ETA ${eta(f.etaSeconds)}\n`,
+  );
+  for (const a of x.running) {
+    process.stdout.write(
+      `  ${a.user} (${a.upstream}, ${a.worker}): ${a.messages}/${a.upstreamMessages ?? '?'} ` +
+        `messages, ${a.rate} msg/s, ETA ${eta(a.etaSeconds)}\n`,
+    );
+  }
+}
+
+function printFleetReport(x) {
+  for (const a of x.accounts) {
+    process.stdout.write(
+      `${a.user}\t${a.state}\t${a.route}\t${a.messages}/${a.upstreamMessages ?? '?'} messages\t` +
+        `${mb(a.bytes)}\t${a.error ? `${a.error.code}: ${a.error.message}` : ''}\n`,
+    );
+  }
+  const f = x.fleet;
+  process.stdout.write(
+    `${f.accounts} accounts: ${f.cutover} cut over, ${f.failed} failed; ${f.messages} messages ` +
+      `(${mb(f.bytes)}) in ${f.seconds} s, ${f.rate} msg/s\n`,
+  );
+  for (const e of x.failures) process.stdout.write(`FAILED ${e.user}: ${e.code}: ${e.message}\n`);
 }
 
 async function migrate(ctx, user, o) {

@@ -1,0 +1,244 @@
+'use strict';
+
+/*
+ * A whole server migrated (issue 33 item 5, the CI variant of `npm run bench:fleet`): one real
+ * Dovecot serving 20 Enron accounts (Maildir++ with folders), registered with
+ * `mailgate migrate --accounts FILE` (all routed to proxy), migrated by two
+ * `mailgate migrate --worker` processes with the per-host and rate limits on. Meanwhile a real
+ * Postfix keeps delivering to the accounts through mailgate's LMTP (451 while an account is
+ * proxied: Postfix keeps the mail and retries after the cutover) and a client flags a message
+ * through the IMAP proxy. One worker is killed with SIGKILL in the middle of an account and a
+ * third takes over; Dovecot is restarted once. After the run every account is cut over, holds
+ * exactly the upstream's messages plus what arrived (none lost, none twice), keeps every
+ * folder's UIDVALIDITY, the flag set through the proxy, and the report says so.
+ * Needs root, Dovecot, Postfix and the shared corpus (skips outside CI with the reason).
+ */
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { ImapFlow } = require('imapflow');
+const { createMailService } = require('@mailgate/service');
+const { createImapServer } = require('@mailgate/imap');
+const { createLmtpServer } = require('@mailgate/lmtp');
+const dovecot = require('@mailgate/dovecot');
+const { skipOutsideCI, dovecotMissing } = require('../../../test/support/skip');
+const { createTestDatabase, runCli } = require('../../../test/support/db');
+const { corpusDir } = require('../../../test/support/corpus');
+const { postfixMissing, startPostfix, smtpSource } = require('../../lmtp/test/postfix');
+const { startFleetDovecot, writeAccountsFile, spawnWorker } = require('../lib/fleet');
+
+const why = skipOutsideCI(__filename, dovecotMissing() || postfixMissing());
+const d = why ? describe.skip : describe;
+
+// Ranks 21-40 by size of the corpus's 137 accounts: 1,388 messages, several with folders.
+const USERS = [
+  'arora-h', 'kuykendall-t', 'fischer-m', 'harris-s', 'lokay-m', 'gay-r', 'hyatt-k',
+  'allen-p', 'sanchez-m', 'richey-c', 'cuilla-m', 'dorland-c', 'horton-s', 'grigsby-m',
+  'ring-a', 'hendrickson-s', 'farmer-d', 'tholt-j', 'mckay-b', 'ring-r',
+]; // prettier-ignore
+const ARRIVALS = { 'arora-h': 2, 'allen-p': 3, 'farmer-d': 2, 'ring-r': 2 };
+const CLIENT_PW = 'ring-r mailgate pw';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+d('a whole server migrated by two workers while mail arrives', () => {
+  let db;
+  let home;
+  let service;
+  let up;
+  let lmtp;
+  let imap;
+  let imapPort;
+  let pf;
+  let env;
+  const workers = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fleet-'));
+    const root = path.join(corpusDir(), 'enron', 'maildir');
+    up = await startFleetDovecot(root, USERS, path.join(os.tmpdir(), 'mailgate-fleet-maildirs'));
+    env = {
+      ...process.env,
+      DATABASE_URL: db.url,
+      MAILGATE_HOME: home,
+      LOG_LEVEL: 'error',
+      MAILGATE_IMPORT_WORKERS: '1',
+      // Limits on: two accounts of the host at a time, 300 messages/s from it in all; a job
+      // whose worker died is offered again after 8 s; upstream errors back off from 1 s.
+      MAILGATE_MIGRATE_PER_HOST: '2',
+      MAILGATE_MIGRATE_RATE: '300',
+      MAILGATE_MIGRATE_EXPIRE: '8',
+      MAILGATE_MIGRATE_BACKOFF: '1',
+      MAILGATE_MIGRATE_RETRIES: '10',
+    };
+    service = await createMailService({
+      knex: db.knex,
+      env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent' },
+    });
+    lmtp = createLmtpServer({ service, hostname: 'mailgate.test' });
+    const { port: lmtpPort } = await lmtp.listen({ port: 0, host: '127.0.0.1' });
+    imap = createImapServer({ service, limits: { idlePollMs: 100 } });
+    imapPort = (await imap.listen({ port: 0, host: '127.0.0.1' })).port;
+    pf = await startPostfix({ lmtpPort, users: USERS });
+  }, 300000);
+
+  afterAll(async () => {
+    for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+    if (pf) await pf.stop();
+    if (imap) await imap.close();
+    if (lmtp) await lmtp.close({ graceMs: 1000 });
+    if (service) await service.close();
+    if (up) await up.inst.stop();
+    if (db) await db.drop();
+    if (home) fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  const cli = (args) => runCli(args, { url: db.url, env });
+
+  /** Every folder of a Dovecot account: message count and UIDVALIDITY. */
+  async function upstreamFolders(a) {
+    const c = new ImapFlow({
+      host: up.inst.host,
+      port: up.inst.port,
+      secure: false,
+      auth: { user: a.user, pass: a.password },
+      logger: false,
+    });
+    c.on('error', () => {});
+    await c.connect();
+    try {
+      const out = {};
+      for (const box of await c.list()) {
+        const s = await c.status(box.path, { messages: true, uidValidity: true });
+        out[box.path] = { messages: s.messages, uidValidity: Number(s.uidValidity) };
+      }
+      return out;
+    } finally {
+      await c.logout().catch(() => c.close());
+    }
+  }
+
+  test('registered, migrated through a SIGKILL and an upstream restart, nothing lost', async () => {
+    const accountsFile = writeAccountsFile(home, up.accounts, up.inst);
+    const before = {};
+    for (const a of up.accounts) before[a.user] = await upstreamFolders(a);
+
+    const reg = cli(['migrate', '--accounts', accountsFile, '--json']);
+    expect(reg.code).toBe(0);
+    expect(reg.json).toMatchObject({ registered: 20, queued: 20, alreadyCutOver: 0 });
+    const proxied = await service.users.proxied(USERS);
+    expect(proxied.size).toBe(20);
+
+    // The client of ring-r (last in the queue) logs in to mailgate and flags through the proxy.
+    await service.users.setPassword('ring-r', CLIENT_PW);
+    const flagged = async () => {
+      const c = new ImapFlow({
+        host: '127.0.0.1',
+        port: imapPort,
+        secure: false,
+        auth: { user: 'ring-r', pass: CLIENT_PW },
+        logger: false,
+      });
+      c.on('error', () => {});
+      await c.connect();
+      const mb = await c.mailboxOpen('INBOX');
+      await c.messageFlagsAdd('1', ['\\Flagged'], { uid: true });
+      await c.logout();
+      return Number(mb.uidValidity);
+    };
+
+    const a = spawnWorker(['--concurrency', '2'], env);
+    const b = spawnWorker(['--concurrency', '2', '--until-done'], env);
+    workers.push(a, b);
+    const flagUidValidity = await flagged();
+
+    // Mail keeps arriving: Postfix → mailgate LMTP for accounts queued, running and done.
+    for (const [user, n] of Object.entries(ARRIVALS)) {
+      const sent = await smtpSource(['-m', String(n), '-f', 'ann@example.org', '-t',
+        `${user}@example.test`, `127.0.0.1:${pf.smtpPort}`]); // prettier-ignore
+      expect(sent.code).toBe(0);
+    }
+
+    // Kill worker a in the middle of an account it is importing.
+    const aName = `${os.hostname()}:${a.pid}`;
+    let victim = null;
+    for (let i = 0; i < 600 && !victim; i++) {
+      const st = await service.fleet.status();
+      const r = st.running.find((x) => x.worker === aName && x.messages > 0);
+      if (r) victim = r.user;
+      else await sleep(50);
+    }
+    expect(victim).not.toBeNull();
+    a.kill('SIGKILL');
+    expect((await a.done).signal).toBe('SIGKILL');
+    const c = spawnWorker(['--concurrency', '2', '--until-done'], env);
+    workers.push(c);
+
+    // The upstream restarts once while the fleet is still moving.
+    for (let i = 0; i < 600; i++) {
+      const st = await service.fleet.status();
+      if (st.fleet.cutover >= 5) break;
+      await sleep(100);
+    }
+    expect((await service.fleet.status()).fleet.queued).toBeGreaterThan(0);
+    await dovecot.restart(up.inst.dir);
+
+    const [rb, rc] = await Promise.all([b.done, c.done]);
+    expect(rb.code).toBe(0);
+    expect(rc.code).toBe(0);
+
+    // The report: every account cut over, no failure, the figures of each.
+    const rep = cli(['migrate', '--report', '--json']);
+    expect(rep.code).toBe(0);
+    expect(rep.json.failures).toEqual([]);
+    expect(rep.json.fleet).toMatchObject({ accounts: 20, cutover: 20, failed: 0, queued: 0 });
+    const status = cli(['migrate', '--status', '--json']);
+    expect(status.json.fleet).toMatchObject({ cutover: 20, running: 0, etaSeconds: 0 });
+
+    // Postfix delivered everything (retried after each cutover).
+    for (let i = 0; i < 300 && pf.queued() > 0; i++) {
+      pf.flush();
+      await sleep(200);
+    }
+    expect(pf.queued()).toBe(0);
+
+    for (const acct of up.accounts) {
+      const r = rep.json.accounts.find((x) => x.user === acct.user);
+      expect(r).toMatchObject({
+        state: 'cutover',
+        route: 'store',
+        upstreamMessages: acct.messages,
+      });
+      const be = await service.openBackend('pg', acct.user);
+      try {
+        for (const [folder, u] of Object.entries(before[acct.user])) {
+          const name = folder === 'INBOX' ? 'INBOX' : folder;
+          const s = await be.status(name);
+          const arrived = folder === 'INBOX' ? ARRIVALS[acct.user] || 0 : 0;
+          expect({ user: acct.user, folder, total: s.total }).toEqual({
+            user: acct.user,
+            folder,
+            total: u.messages + arrived,
+          });
+          expect(Number(s.uidvalidity)).toBe(u.uidValidity);
+        }
+      } finally {
+        await be.close();
+      }
+    }
+    // The flag set through the proxy before ring-r's run is in the store, same UIDVALIDITY.
+    const be = await service.openBackend('pg', 'ring-r');
+    try {
+      const s = await be.status('INBOX');
+      expect(Number(s.uidvalidity)).toBe(flagUidValidity);
+      const page = await be.scan('INBOX', { order: 'uid', limit: 1 });
+      expect(page.rows[0].flags).toContain('\\Flagged');
+    } finally {
+      await be.close();
+    }
+    // The killed worker's account was finished by another one, nothing twice.
+    expect(rep.json.accounts.find((x) => x.user === victim).state).toBe('cutover');
+  }, 600000);
+});

@@ -29,6 +29,7 @@ const DOC_SHOTS = {
   'walk-message': 'message.png',
   'walk-compare-backends': 'compare-backends.png',
   'bench-results': 'benchmark-page.png',
+  'migration-view': 'migration.png',
 };
 
 /**

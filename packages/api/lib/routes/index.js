@@ -20,4 +20,5 @@ module.exports = [
   require('./changes'),
   require('./sign-in-link'),
   require('./threads'),
+  require('./migration'),
 ];

@@ -4,7 +4,7 @@ const { errors } = require('@mailgate/core');
 
 /*
  * The accounts of a whole-server migration (`migration_accounts`,
- * migrations/20261128330100_migration_accounts.js) and the locks that keep the fleet's workers
+ * packages/store/migrations/20261128330100_migration_accounts.js) and the locks that keep the fleet's workers
  * apart: one worker per account at a time, at most N accounts per upstream host at a time.
  * Both are session advisory locks on a connection the worker holds for the account's run, so a
  * worker killed with SIGKILL releases them the moment PostgreSQL sees its socket close; no

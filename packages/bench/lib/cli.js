@@ -193,6 +193,7 @@ const COMMANDS = [
   'deliver',
   'disk',
   'es',
+  'fleet',
   'imap-fetch',
   'imap-idle',
   'imap-idle-latency',

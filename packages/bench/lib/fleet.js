@@ -99,7 +99,8 @@ async function startFleetDovecot(root, users, cache) {
 }
 
 /**
- * Writes an accounts file (CSV) for the accounts, each password in a file of its own
+ * Writes an accounts file (CSV) for the accounts (`login`: the upstream login when it is not
+ * the user's name), each password in a file of its own
  * (`password_file`): nothing secret in the accounts file or on a command line.
  * @returns {string} the accounts file's path
  */
@@ -109,7 +110,7 @@ function writeAccountsFile(dir, accounts, upstream) {
   for (const a of accounts) {
     const pw = path.join(dir, 'pw', a.user);
     fs.writeFileSync(pw, `${a.password}\n`, { mode: 0o600 });
-    lines.push(`${a.user},${upstream.host},${upstream.port},${a.user},${pw},plaintext`);
+    lines.push(`${a.user},${upstream.host},${upstream.port},${a.login || a.user},${pw},plaintext`);
   }
   const file = path.join(dir, 'accounts.csv');
   fs.writeFileSync(file, lines.join('\n') + '\n');

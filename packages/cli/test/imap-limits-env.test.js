@@ -2,7 +2,7 @@
 
 // The IMAP server's abuse limits come from the environment (root README "Security"), are
 // validated at start, and reach the server (issue 29 item 3).
-const { imapSettings } = require('../lib/imap');
+const { imapSettings } = require('../lib/commands/imap');
 const { createImapServer } = require('../../imap');
 
 test('IMAP_* limit variables are read, checked and passed to the server', () => {

@@ -5,8 +5,8 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { imapSettings } = require('../lib/imap');
-const { lmtpSettings } = require('../lib/lmtp');
+const { imapSettings } = require('../lib/commands/imap');
+const { lmtpSettings } = require('../lib/commands/lmtp');
 
 let dir;
 beforeAll(() => {

@@ -8,7 +8,7 @@
  */
 
 const { isCoded } = require('@mailgate/core');
-const { safeText } = require('./writer');
+const { safeText } = require('./protocol/writer');
 
 class ImapError extends Error {
   /**

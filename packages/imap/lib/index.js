@@ -7,8 +7,8 @@
  */
 
 const { ImapServer, createImapServer, DEFAULTS } = require('./server');
-const { CommandFramer } = require('./framer');
-const { parseCommand, ParseError } = require('./parser');
+const { CommandFramer } = require('./protocol/framer');
+const { parseCommand, ParseError } = require('./protocol/parser');
 const { describe } = require('./structure');
 
 module.exports = {

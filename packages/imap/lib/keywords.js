@@ -8,7 +8,7 @@
  * keyword can be created. Owns view.keywords.
  */
 
-const { atom } = require('./writer');
+const { atom } = require('./protocol/writer');
 
 const SYSTEM_FLAGS = ['\\Answered', '\\Flagged', '\\Deleted', '\\Seen', '\\Draft'];
 

@@ -7,8 +7,8 @@
  * the commands that name a mailbox to create, rename or write to.
  */
 
-const { atom } = require('./writer');
-const { encodeUtf7, decodeUtf7 } = require('./args');
+const { atom } = require('./protocol/writer');
+const { encodeUtf7, decodeUtf7 } = require('./protocol/args');
 const { no, bad } = require('./errors');
 
 const DELIM = '/';

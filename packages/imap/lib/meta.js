@@ -10,7 +10,7 @@
  * answers the FETCH items they cover. Anything else reads the message.
  */
 
-const { serialize } = require('./writer');
+const { serialize } = require('./protocol/writer');
 const { describe } = require('./structure');
 const { parseTree, parseFields } = require('./mime-tree');
 const { toCrlf } = require('./crlf');

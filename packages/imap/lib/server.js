@@ -11,7 +11,7 @@
 const net = require('node:net');
 const tls = require('node:tls');
 const { Session } = require('./session');
-const { DEFAULT_LIMITS } = require('./framer');
+const { DEFAULT_LIMITS } = require('./protocol/framer');
 const { LoginLimiter } = require('@mailgate/core');
 const { MailboxWatcher } = require('./watcher');
 const { checkRoutes, closeRelayed } = require('./proxy');

@@ -9,9 +9,9 @@
  * queued (bounded: the socket is paused when the queue is long).
  */
 
-const { CommandFramer } = require('./framer');
-const { parseCommand, ParseError } = require('./parser');
-const { responseLine, safeText, atom } = require('./writer');
+const { CommandFramer } = require('./protocol/framer');
+const { parseCommand, ParseError } = require('./protocol/parser');
+const { responseLine, safeText, atom } = require('./protocol/writer');
 const { answerFor } = require('./errors');
 const { commands } = require('./commands');
 const { syncView } = require('./updates');

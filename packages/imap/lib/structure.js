@@ -7,7 +7,7 @@
  */
 
 const { parseTree, fieldValue, paramsOf, splitParams, countLines } = require('./mime-tree');
-const { Multi } = require('./writer');
+const { Multi } = require('./protocol/writer');
 const { addressEntries } = require('@mailgate/mime/address-list');
 
 /**

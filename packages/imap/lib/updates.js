@@ -6,11 +6,11 @@
  * since the view's modseq, read through the service's changesSince/status.
  */
 
-const { atom } = require('./writer');
+const { atom } = require('./protocol/writer');
 const { uidsAfter, rowsFor, flagsOf } = require('./mail-data');
 const { noteRecent } = require('./recent');
 const { announceKeywords } = require('./keywords');
-const { formatSet } = require('./sequence');
+const { formatSet } = require('./protocol/sequence');
 
 /**
  * @param {import('./session').Session} s

@@ -4,7 +4,7 @@ const { msg } = require('@mailgate/test-support/mail');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
 const { deriveMeta, coveredItem, headerFields, MetaCache, FIELDS } = require('../lib/meta');
-const { parseSection } = require('../lib/fetch');
+const { parseSection } = require('../lib/commands/fetch');
 
 /*
  * Kept IMAP metadata (meta.js, store columns imap_*): answers derived once from a message's

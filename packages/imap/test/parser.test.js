@@ -1,7 +1,7 @@
 'use strict';
 
-const { CommandFramer } = require('../lib/framer');
-const { parseCommand, ParseError } = require('../lib/parser');
+const { CommandFramer } = require('../lib/protocol/framer');
+const { parseCommand, ParseError } = require('../lib/protocol/parser');
 
 const feedAll = (framer, text) => framer.feed(Buffer.from(text, 'latin1'));
 const commandsOf = (events) =>

@@ -8,7 +8,7 @@ const {
   inSet,
   compileSet,
   SequenceError,
-} = require('../lib/sequence');
+} = require('../lib/protocol/sequence');
 
 describe('sequence sets', () => {
   test('parse ranges, reversed ranges and *', () => {

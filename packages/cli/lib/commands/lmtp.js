@@ -1,13 +1,86 @@
 'use strict';
 
+const { errors, onShutdown } = require('@mailgate/core');
 const { createMailService } = require('@mailgate/service');
-const { onShutdown } = require('@mailgate/core');
-const { startLmtp, lmtpSettings } = require('../lmtp');
+const { tlsFromEnv } = require('../tls-env');
 
 /*
- * `mailgate lmtp`: the LMTP server alone, until SIGTERM/SIGINT, which let deliveries in
- * progress finish (and answer) before the process ends.
+ * `mailgate lmtp`, the whole command: the LMTP server alone until SIGTERM/SIGINT, which let
+ * deliveries in progress finish (and answer) before the process ends. startLmtp is also how
+ * `mailgate serve` starts it beside the HTTP API and IMAP, on the same mail service. Configuration from the environment:
+ * LMTP_PORT (default 2424), LMTP_HOST (default HOST, else 127.0.0.1), LMTP_SOCKET (a unix
+ * socket path, e.g. in Postfix's queue directory), LMTP_TLS_CERT / LMTP_TLS_KEY (STARTTLS),
+ * LMTP_MAX_MESSAGE_BYTES (SIZE, default 50 MiB), LMTP_MAX_RECIPIENTS (per transaction,
+ * default 100).
  */
+
+/**
+ * LMTP settings from the environment.
+ * @param {NodeJS.ProcessEnv} env
+ * @param {{host?: string}} config loadConfig() result (HOST is the default host)
+ * @returns {{port: number|null, host: string, socket: string|null, tls: object|null, limits: object, wanted: boolean}}
+ *   wanted: LMTP_PORT or LMTP_SOCKET is set (what makes `mailgate serve` start LMTP)
+ */
+function lmtpSettings(env, config) {
+  const socket = env.LMTP_SOCKET || null;
+  const portSet = env.LMTP_PORT !== undefined && env.LMTP_PORT !== '';
+  const port = portSet ? intVar(env, 'LMTP_PORT', 0, 65535) : socket ? null : 2424;
+  const host = env.LMTP_HOST || config.host || '127.0.0.1';
+  const tls = tlsFromEnv(env, 'LMTP');
+  const limits = {};
+  if (env.LMTP_MAX_MESSAGE_BYTES) {
+    limits.maxMessage = intVar(env, 'LMTP_MAX_MESSAGE_BYTES', 1, Number.MAX_SAFE_INTEGER);
+  }
+  if (env.LMTP_MAX_RECIPIENTS) {
+    limits.maxRecipients = intVar(env, 'LMTP_MAX_RECIPIENTS', 1, 100000);
+  }
+  return { port, host, socket, tls, limits, wanted: portSet || Boolean(socket) };
+}
+
+function intVar(env, name, min, max) {
+  const n = Number(env[name]);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new errors.CONFIG_INVALID(`${name} must be an integer ${min}-${max}`);
+  }
+  return n;
+}
+
+/**
+ * Starts the LMTP server on a mail service.
+ * @param {{service: object, log: import('pino').Logger, env?: NodeJS.ProcessEnv, config: object}} o
+ * @returns {Promise<{server: object, addresses: string[]}>}
+ */
+async function startLmtp(o) {
+  const { createLmtpServer } = require('@mailgate/lmtp');
+  const s = lmtpSettings(o.env || process.env, o.config);
+  const server = createLmtpServer({
+    service: o.service,
+    logger: o.log.child({ component: 'lmtp' }),
+    tls: s.tls,
+    limits: s.limits,
+  });
+  const addresses = [];
+  try {
+    if (s.port !== null) {
+      const a = await server.listen({ port: s.port, host: s.host });
+      addresses.push(`lmtp://${a.host}:${a.port}${s.tls ? ' (STARTTLS)' : ''}`);
+    }
+    if (s.socket) {
+      await server.listen({ path: s.socket });
+      addresses.push(`unix:${s.socket}`);
+    }
+  } catch (err) {
+    await server.close().catch(() => {});
+    if (err && err.code === 'EADDRINUSE') {
+      const where = s.socket && !err.port ? [s.socket, 'this host', 'LMTP_SOCKET'] : null;
+      throw where
+        ? new errors.PORT_IN_USE(...where)
+        : new errors.PORT_IN_USE(String(err.port || s.port), s.host, 'LMTP_PORT/LMTP_HOST');
+    }
+    throw err;
+  }
+  return { server, addresses };
+}
 
 /**
  * Registers `lmtp`.
@@ -41,4 +114,4 @@ function register(program, ctx) {
     });
 }
 
-module.exports = { register };
+module.exports = { startLmtp, lmtpSettings, register };

@@ -1,12 +1,24 @@
 'use strict';
 
-const { createToken } = require('../serve');
 const { positiveInt } = require('../context');
 
 /*
  * `mailgate token create`: API bearer tokens (printed once, stored hashed).
  * `mailgate token revoke --user U`: every live token of a user, at once.
  */
+
+/**
+ * Creates a bearer token for a user.
+ * @param {import('@mailgate/service').MailService} service
+ * @param {string} name
+ * @param {{ttlDays?: number, label?: 'cli'|'link'}} [opts] label `link`: a sign-in link's token,
+ *   the only kind POST /session/link redeems
+ */
+async function createToken(service, name, opts = {}) {
+  const ttlSeconds = opts.ttlDays ? Math.round(opts.ttlDays * 86400) : undefined;
+  const t = await service.users.createToken(name, { ttlSeconds, label: opts.label || 'cli' });
+  return { user: name, token: t.token, expiresAt: t.expiresAt };
+}
 
 /**
  * Registers `token`.
@@ -42,4 +54,4 @@ function register(program, ctx) {
     });
 }
 
-module.exports = { register };
+module.exports = { createToken, register };

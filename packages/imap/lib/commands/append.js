@@ -2,10 +2,10 @@
 
 // APPEND (RFC 3501 6.3.11) with APPENDUID (RFC 4315) and the APPENDLIMIT (RFC 7889) the
 // framer enforces on the literal. Stored bytes are exactly the literal's.
-const { arity, mailboxArg, flagsArg, astring } = require('../args');
+const { arity, mailboxArg, flagsArg, astring } = require('../protocol/args');
 const { bad } = require('../errors');
 const { tryCreate } = require('../listing');
-const { MONTHS } = require('../fetch');
+const { MONTHS } = require('./fetch');
 const { checkMailboxName } = require('@mailgate/core');
 
 module.exports = {

@@ -2,7 +2,7 @@
 
 // AUTHENTICATE PLAIN (RFC 3501 6.2.2, RFC 4616), with an initial response (RFC 4959 SASL-IR)
 // or after a `+` continuation. `*` cancels (BAD).
-const { arity, atomArg, astring } = require('../args');
+const { arity, atomArg, astring } = require('../protocol/args');
 const { bad, no } = require('../errors');
 const { authenticate } = require('../auth');
 

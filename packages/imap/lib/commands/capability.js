@@ -1,8 +1,8 @@
 'use strict';
 
 // CAPABILITY (RFC 3501 6.1.1): the list depends on state and on TLS (server.capabilities).
-const { atom } = require('../writer');
-const { arity } = require('../args');
+const { atom } = require('../protocol/writer');
+const { arity } = require('../protocol/args');
 
 module.exports = {
   name: 'CAPABILITY',

@@ -2,7 +2,7 @@
 
 // CLOSE (RFC 3501 6.4.2): silently expunge \Deleted messages (unless read-only), then leave;
 // UNSELECT (RFC 3691): leave the mailbox without expunging.
-const { arity } = require('../args');
+const { arity } = require('../protocol/args');
 
 module.exports = {
   name: ['CLOSE', 'UNSELECT'],

@@ -1,7 +1,7 @@
 'use strict';
 
 // CREATE (RFC 3501 6.3.3); a trailing delimiter is dropped (the name is the mailbox).
-const { arity, mailboxArg } = require('../args');
+const { arity, mailboxArg } = require('../protocol/args');
 const { bad, no } = require('../errors');
 const { mailboxNames } = require('../listing');
 

@@ -1,7 +1,7 @@
 'use strict';
 
 // DELETE (RFC 3501 6.3.4): INBOX cannot be deleted.
-const { arity, mailboxArg } = require('../args');
+const { arity, mailboxArg } = require('../protocol/args');
 const { no } = require('../errors');
 
 module.exports = {

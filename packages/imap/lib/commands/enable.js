@@ -1,8 +1,8 @@
 'use strict';
 
 // ENABLE (RFC 5161) of CONDSTORE and QRESYNC (RFC 7162 3.2.3: QRESYNC implies CONDSTORE).
-const { atom } = require('../writer');
-const { atomArg } = require('../args');
+const { atom } = require('../protocol/writer');
+const { atomArg } = require('../protocol/args');
 const { bad } = require('../errors');
 
 const KNOWN = new Set(['CONDSTORE', 'QRESYNC']);

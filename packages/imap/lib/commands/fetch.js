@@ -1,8 +1,557 @@
 'use strict';
 
-// FETCH (RFC 3501 6.4.5); the work is in ../fetch.js, shared with UID FETCH.
-const { runFetch } = require('../fetch');
+/*
+ * FETCH and UID FETCH (RFC 3501 6.4.5, 7.4.2; RFC 7162 CHANGEDSINCE/MODSEQ, VANISHED):
+ * parsing of data items and sections, then one FETCH response per message, streamed with the
+ * socket's backpressure. Header-row items (UID FLAGS INTERNALDATE RFC822.SIZE MODSEQ) come
+ * from one scan; items needing the message (ENVELOPE, BODY*, RFC822*) read the stored bytes,
+ * and every BODY[section] is a slice of those exact bytes (mime-tree.js). ENVELOPE and
+ * BODYSTRUCTURE are cached per (user, mailbox, uidvalidity, uid): a uid's bytes never change.
+ */
 
+const { atom, literal } = require('../protocol/writer');
+const { bad } = require('../errors');
+const { numberArg, listArg, atomArg, astring } = require('../protocol/args');
+const {
+  parseSequenceSet,
+  resolveSeq,
+  resolveUid,
+  pastEnd,
+  formatSet,
+  compileSet,
+} = require('../protocol/sequence');
+const { rowsFor, flagsOf, flagResult } = require('../mail-data');
+const { announceKeywords } = require('../keywords');
+const { describe } = require('../structure');
+const { parseTree, nodeAt } = require('../mime-tree');
+const { StructureCache, mailboxScope } = require('../cache');
+const { coveredItem, headerFields, headerFieldsItem, metaFor } = require('../meta');
+const { toCrlf } = require('../crlf');
+
+// Messages per getRawMany call when FETCH must read stored bytes.
+const RAW_BATCH = 500;
+const META_CHUNK = 2000;
+const META_READ = 25000;
+// Bytes of FETCH responses per socket write on the kept-metadata path.
+const WRITE_BYTES = 256 * 1024;
+const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
+const cache = new StructureCache(20000);
+
+const MACROS = {
+  ALL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE'],
+  FAST: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE'],
+  FULL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE', 'BODY'],
+};
+// Items answered from the raw message; the other SIMPLE items come from the stored row.
+const NEEDS_RAW = new Set([
+  'ENVELOPE',
+  'BODY',
+  'BODYSTRUCTURE',
+  'RFC822',
+  'RFC822.HEADER',
+  'RFC822.TEXT',
+]);
+// Items that need the message (or its kept metadata): RFC822.SIZE too, as it is the size of
+// the CRLF form served (crlf.js), not of the stored bytes the list rows count.
+const needsMessage = (i) =>
+  NEEDS_RAW.has(i.name) || i.name === 'BODY[]' || i.name === 'RFC822.SIZE';
+// Items named by one atom (BODY[...] sections are parsed apart).
+const SIMPLE = new Set(['UID', 'FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'MODSEQ', ...NEEDS_RAW]);
+const SECTION_RE = /^BODY(\.PEEK)?\[([^\]]*)\](?:<(\d{1,10})\.(\d{1,10})>)?$/i;
+
+/**
+ * @param {object[]} tokens the items argument (atom or list)
+ * @returns {Array<{name: string, section?: object, peek?: boolean, partial?: [number, number]|null, label?: string}>}
+ */
+function parseItems(token) {
+  const list = token.type === 'list' ? token.value : [token];
+  if (!list.length) throw bad('No fetch items');
+  const out = [];
+  for (const t of list) {
+    if (t.type !== 'atom') throw bad('Invalid fetch item');
+    const up = t.value.toUpperCase();
+    if (MACROS[up] && token.type !== 'list') {
+      for (const m of MACROS[up]) out.push({ name: m });
+      continue;
+    }
+    if (SIMPLE.has(up)) {
+      out.push({ name: up });
+      continue;
+    }
+    const m = SECTION_RE.exec(t.value);
+    if (!m) throw bad(`Invalid fetch item ${t.value.slice(0, 40)}`);
+    const section = parseSection(m[2]);
+    const partial = m[3] !== undefined ? [Number(m[3]), Number(m[4])] : null;
+    if (partial && partial[1] === 0) throw bad('Invalid partial length');
+    out.push({
+      name: 'BODY[]',
+      peek: Boolean(m[1]),
+      section,
+      partial,
+      label: `BODY[${section.text}]${partial ? `<${partial[0]}>` : ''}`,
+    });
+  }
+  return out;
+}
+
+/** `1.2.HEADER.FIELDS (A B)` → {path, part, fields, text} (RFC 3501 6.4.5). */
+function parseSection(text) {
+  const m =
+    /^((?:[1-9]\d{0,5}\.)*[1-9]\d{0,5})?(?:^|\.)?(HEADER\.FIELDS\.NOT|HEADER\.FIELDS|HEADER|TEXT|MIME)?(?:\s+\((.*)\))?$/i.exec(
+      text.trim(),
+    );
+  if (!m) throw bad('Invalid section');
+  const path = m[1] ? m[1].split('.').map(Number) : [];
+  const part = m[2] ? m[2].toUpperCase() : '';
+  if (path.length > 32) throw bad('Section too deep');
+  if (part === 'MIME' && !path.length) throw bad('MIME needs a part number');
+  let fields = null;
+  if (part.startsWith('HEADER.FIELDS')) {
+    if (m[3] === undefined) throw bad('HEADER.FIELDS needs a field list');
+    fields = fieldNames(m[3]);
+    if (!fields.length) throw bad('Empty field list');
+  } else if (m[3] !== undefined) throw bad('Invalid section');
+  const name = [m[1], part].filter(Boolean).join('.');
+  const shown = fields ? `${name} (${fields.map((f) => f.toUpperCase()).join(' ')})` : name;
+  return { path, part, fields: fields && new Set(fields.map((f) => f.toLowerCase())), text: shown };
+}
+
+function fieldNames(text) {
+  const out = [];
+  const re = /"((?:[^"\\]|\\.)*)"|([^\s"()]+)/g;
+  let m;
+  while ((m = re.exec(text))) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]);
+  if (out.length > 200) throw bad('Too many header fields');
+  if (out.some((f) => !/^[\x21-\x39\x3b-\x7e]+$/.test(f))) throw bad('Invalid header field name');
+  return out;
+}
+
+/** `(CHANGEDSINCE n [VANISHED])` fetch modifiers (RFC 7162 3.1.4, 3.2.6). */
+function parseModifiers(token) {
+  const out = { changedSince: null, vanished: false };
+  if (!token) return out;
+  const list = listArg(token, 'fetch modifiers');
+  for (let i = 0; i < list.length; i++) {
+    const key = atomArg(list[i], 'fetch modifier');
+    if (key === 'CHANGEDSINCE') out.changedSince = numberArg(list[++i], 'mod-sequence', MAX_MODSEQ);
+    else if (key === 'VANISHED') out.vanished = true;
+    else throw bad(`Unknown fetch modifier ${key}`);
+  }
+  return out;
+}
+
+/**
+ * Runs FETCH or UID FETCH.
+ * @param {import('./session').Session} s
+ * @param {object[]} args sequence set, items, [modifiers]
+ * @param {boolean} byUid
+ */
+async function runFetch(s, args, byUid) {
+  if (args.length < 2 || args.length > 3) throw bad('FETCH needs a sequence set and items');
+  const setText = astring(args[0], 'sequence set');
+  let ranges;
+  try {
+    ranges = parseSequenceSet(setText);
+  } catch (err) {
+    throw bad(err.message);
+  }
+  const items = parseItems(args[1]);
+  const mods = parseModifiers(args[2]);
+  if (mods.vanished && (!byUid || !s.enabled.has('QRESYNC') || mods.changedSince === null)) {
+    throw bad('VANISHED needs UID FETCH, QRESYNC and CHANGEDSINCE');
+  }
+  const v = s.view;
+  if (byUid && !items.some((i) => i.name === 'UID')) items.unshift({ name: 'UID' });
+  if (mods.changedSince !== null) {
+    s.condstore = true;
+    if (!items.some((i) => i.name === 'MODSEQ')) items.push({ name: 'MODSEQ' });
+  }
+  if (items.some((i) => i.name === 'MODSEQ')) s.condstore = true;
+  if (!byUid && pastEnd(ranges, v.total)) throw bad('Invalid message sequence number');
+  const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
+  const read = await checkView(s, items, seqs, mods);
+  if (!read) return;
+  if (mods.vanished) {
+    const ch = await s.backend.changesSince(v.name, mods.changedSince);
+    const asked = compileSet(ranges, Infinity); // merged once, not per expunged uid
+    const gone = (ch.expunged || []).map(Number).filter((u) => asked.has(u) && !v.seqOf(u));
+    if (gone.length) s.untagged([atom('VANISHED'), [atom('EARLIER')], atom(formatSet(gone))]);
+  }
+  if (!seqs.length) return;
+  const uids = seqs.map((n) => v.uidAt(n));
+  const rows = await rowsFor(s.backend, v.name, uids, s.knownStatus());
+  let targets = seqs.filter((n) => rows.has(v.uidAt(n)));
+  if (mods.changedSince !== null) {
+    targets = targets.filter((n) => Number(rows.get(v.uidAt(n)).modseq) > mods.changedSince);
+    // These rows go out with their FLAGS and MODSEQ as the answer: the sync after the command
+    // must not send them again as unsolicited FETCHes (RFC 7162 3.1.4.1: once).
+    if (items.some((i) => i.name === 'FLAGS' && !i.implicit)) {
+      v.noteOwn(targets.map((n) => ({ uid: v.uidAt(n), modseq: rows.get(v.uidAt(n)).modseq })));
+    }
+  }
+  const needsRaw = items.some(needsMessage);
+  const setsSeen =
+    !v.readOnly &&
+    items.some(
+      (i) => (i.name === 'BODY[]' && !i.peek) || i.name === 'RFC822' || i.name === 'RFC822.TEXT',
+    );
+  if (setsSeen) {
+    const unseen = targets
+      .map((n) => v.uidAt(n))
+      .filter((u) => !rows.get(u).flags.includes('\\Seen'));
+    if (unseen.length) {
+      // A write: the sync after this FETCH reads the status again (session.js), so a \Seen that
+      // another session set first, which this write then did not change, is reported now.
+      if (s.checked) s.checked.wrote = true;
+      const { changed } = flagResult(await s.backend.setFlags(v.name, unseen, ['\\Seen'], []));
+      v.noteOwn(changed);
+      for (const c of changed) {
+        const row = rows.get(Number(c.uid));
+        if (row)
+          rows.set(Number(c.uid), {
+            ...row,
+            flags: c.flags,
+            keywords: c.keywords,
+            modseq: c.modseq,
+          });
+      }
+      if (!items.some((i) => i.name === 'FLAGS'))
+        items.push({ name: 'FLAGS', implicit: new Set(unseen) });
+    }
+  }
+  // Keywords set since the SELECT by a change this session was not told of yet: a new FLAGS
+  // first, so no FETCH carries a keyword FLAGS did not list.
+  if (items.some((i) => i.name === 'FLAGS')) {
+    announceKeywords(
+      s,
+      v,
+      targets.map((n) => rows.get(v.uidAt(n)).keywords),
+    );
+  }
+  const ctx = { s, v, items, user: s.user };
+  // Items the kept metadata answers (ENVELOPE, BODYSTRUCTURE, list-view header fields): no
+  // message is read, a first sync of a large mailbox is a narrow read (meta.js).
+  const rawItems = items.filter(needsMessage);
+  const caps = s.backend.capabilities;
+  if (rawItems.length && rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) {
+    const w = new WireBuffer(WRITE_BYTES + 65536);
+    // The kept metadata read META_READ messages per call (one statement on pg when it is all
+    // kept): read per 2,000-message chunk, a cold first sync of 21,282 messages made 11
+    // index-probing statements, ~150 ms each after a restart (issue 35.3). Bounded all the
+    // same (~1.4 KB a message), so a mailbox of a million messages is not held at once.
+    for (let r = 0; r < targets.length; r += META_READ) {
+      const part = targets.slice(r, r + META_READ);
+      const metas = await metaFor(
+        s.backend,
+        v,
+        s.user,
+        part.map((n) => v.uidAt(n)),
+        { logger: s.log },
+      );
+      if (s.closed) return;
+      for (let i = 0; i < part.length; i += META_CHUNK) {
+        const chunk = part.slice(i, i + META_CHUNK);
+        // Responses written as latin1 text (one char per byte) straight into one buffer, sent
+        // WRITE_BYTES at a time: a header scan's cost is per message, so no per-token Buffers,
+        // no long concatenated string to flatten, and no write per message.
+        for (const seq of chunk) {
+          const uid = v.uidAt(seq);
+          const meta = metas.get(uid);
+          if (!meta) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
+          w.text(`* ${seq} FETCH (`);
+          metaItemsWrite(ctx, uid, rows.get(uid), meta, w);
+          w.text(')\r\n');
+          if (w.off >= WRITE_BYTES) {
+            s.send(w.take());
+            if (s.socket.writableNeedDrain) await s.drain();
+          }
+        }
+        if (w.off) s.send(w.take());
+        if (s.socket.writableNeedDrain) await s.drain();
+      }
+    }
+    return;
+  }
+  // Everything else: the stored bytes of RAW_BATCH messages per service call (getRawMany, one
+  // query on pg), and one socket write per batch.
+  for (let i = 0; i < targets.length; i += RAW_BATCH) {
+    const batch = targets.slice(i, i + RAW_BATCH);
+    const raws = !needsRaw
+      ? new Map()
+      : read.raws && i === 0
+        ? read.raws
+        : await s.backend.getRawMany(
+            v.name,
+            batch.map((n) => v.uidAt(n)),
+          );
+    if (s.closed) return;
+    s.socket.cork();
+    for (const seq of batch) {
+      const uid = v.uidAt(seq);
+      const raw = raws.get(uid) || null;
+      if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
+      // Every section, size and structure is taken on the CRLF form served (crlf.js).
+      const wire = raw && toCrlf(raw);
+      s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), wire)]);
+    }
+    s.socket.uncork();
+    if (s.socket.writableNeedDrain) await s.drain();
+  }
+}
+
+/**
+ * The check that the selected mailbox is still the one the session opened
+ * (session.viewStillSelected), which the session leaves to FETCH: a FETCH of the bytes of at
+ * most RAW_BATCH messages reads them with the mailbox's status in one statement
+ * (getRawWithStatus), one round trip instead of two (issue 28: `UID FETCH n (BODY.PEEK[])`
+ * made two, most of its time on a busy machine). Bytes read under a name that now denotes
+ * another mailbox are dropped with the BYE, never sent.
+ * @returns {Promise<{raws: Map<number, Buffer>|null}|null>} null when the session ended
+ */
+async function checkView(s, items, seqs, mods) {
+  const caps = s.backend.capabilities;
+  const rawItems = items.filter(needsMessage);
+  const onePass =
+    seqs.length > 0 &&
+    seqs.length <= RAW_BATCH &&
+    rawItems.length > 0 &&
+    mods.changedSince === null &&
+    !(rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) &&
+    caps &&
+    caps.has('getRawWithStatus');
+  if (!onePass) return (await s.viewStillSelected()) ? { raws: null } : null;
+  const v = s.view;
+  let got = null;
+  try {
+    got = await s.backend.getRawWithStatus(
+      v.name,
+      seqs.map((n) => v.uidAt(n)),
+    );
+  } catch (err) {
+    if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
+  }
+  if (!(await s.viewStillSelected(got ? got.status : null))) return null;
+  return { raws: got.raws };
+}
+
+/**
+ * The items of one FETCH response from a header row and kept metadata, written as wire text:
+ * the same bytes responseItems + responseLine write (test/meta.pg.test.js compares them).
+ * @param {object} ctx
+ * @param {number} uid
+ * @param {object} row
+ * @param {object} meta
+ * @param {WireBuffer} w
+ */
+function metaItemsWrite(ctx, uid, row, meta, w) {
+  let sep = '';
+  for (const it of ctx.items) {
+    switch (it.name) {
+      case 'UID':
+        w.text(`${sep}UID ${uid}`);
+        break;
+      case 'FLAGS':
+        if (it.implicit && !it.implicit.has(uid)) continue;
+        w.text(`${sep}FLAGS (${flagsText(row, ctx.v.recent)})`);
+        break;
+      case 'INTERNALDATE':
+        // A uid's INTERNALDATE never changes (RFC 3501 2.3.3): its text is memoised.
+        if (meta.idateOf !== row.internalDate) {
+          meta.idate = imapDate(row.internalDate);
+          meta.idateOf = row.internalDate;
+        }
+        w.text(`${sep}INTERNALDATE "${meta.idate}"`);
+        break;
+      case 'RFC822.SIZE':
+        w.text(`${sep}RFC822.SIZE ${meta.size}`);
+        break;
+      case 'MODSEQ':
+        w.text(`${sep}MODSEQ (${Number(row.modseq)})`);
+        break;
+      case 'ENVELOPE':
+        w.text(`${sep}ENVELOPE `);
+        w.text(meta.envelope);
+        break;
+      case 'BODYSTRUCTURE':
+        w.text(`${sep}BODYSTRUCTURE `);
+        w.text(meta.bodystructure);
+        break;
+      case 'BODY':
+        w.text(`${sep}BODY `);
+        w.text(meta.body);
+        break;
+      case 'BODY[]':
+        if (sep) w.text(sep);
+        w.text(headerFieldsItem(meta, it));
+        break;
+      /* istanbul ignore next: coveredItem admits nothing else */
+      default:
+        continue;
+    }
+    sep = ' ';
+  }
+}
+
+/**
+ * A growable byte buffer of latin1 text (one char per byte): responses are copied into it
+ * and sent in large slices.
+ */
+class WireBuffer {
+  /** @param {number} size initial bytes */
+  constructor(size) {
+    this.size = size;
+    this.buf = Buffer.allocUnsafe(size);
+    this.off = 0;
+  }
+
+  /** @param {string} t latin1 text */
+  text(t) {
+    if (this.off + t.length > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.off + t.length));
+      this.buf.copy(next, 0, 0, this.off);
+      this.buf = next;
+    }
+    this.off += this.buf.latin1Write(t, this.off);
+  }
+
+  /** The bytes written so far; writing continues in a fresh buffer. */
+  take() {
+    const out = this.buf.subarray(0, this.off);
+    this.buf = Buffer.allocUnsafe(this.size);
+    this.off = 0;
+    return out;
+  }
+}
+
+/**
+ * FLAGS of a header row as wire text: flagsOf joined, without the intermediate arrays.
+ * @param {object} row
+ * @param {Set<number>} recent the session's \Recent uids (view.recent)
+ */
+function flagsText(row, recent) {
+  const f = row.flags || [];
+  const k = row.keywords;
+  if ((!k || !k.length) && !recent.size) return f.length === 1 ? f[0] : f.join(' ');
+  return flagsOf(row, recent).join(' ');
+}
+
+function responseItems(ctx, uid, row, raw, meta = null) {
+  const out = [];
+  let info = null;
+  let tree = null;
+  const structure = () => {
+    if (!info) {
+      const key = `${mailboxScope(ctx.user, ctx.v)}\0${uid}`;
+      info = cache.get(key);
+      if (!info) {
+        info = describe(raw);
+        cache.set(key, info);
+      }
+    }
+    return info;
+  };
+  const treeOf = () => tree || (tree = parseTree(raw));
+  for (const it of ctx.items) {
+    switch (it.name) {
+      case 'UID':
+        out.push(atom('UID'), uid);
+        break;
+      case 'FLAGS':
+        if (it.implicit && !it.implicit.has(uid)) break;
+        out.push(atom('FLAGS'), flagsOf(row, ctx.v.recent).map(atom));
+        break;
+      case 'INTERNALDATE':
+        out.push(atom('INTERNALDATE'), imapDate(row.internalDate));
+        break;
+      case 'RFC822.SIZE':
+        // raw is the CRLF form (runFetch): RFC 3501 2.3.4, the size of what BODY[] sends.
+        out.push(atom('RFC822.SIZE'), raw ? raw.length : Number(row.size));
+        break;
+      case 'MODSEQ':
+        out.push(atom('MODSEQ'), [Number(row.modseq)]);
+        break;
+      case 'ENVELOPE':
+        out.push(atom('ENVELOPE'), meta ? atom(meta.envelope) : structure().envelope);
+        break;
+      case 'BODYSTRUCTURE':
+        out.push(
+          atom('BODYSTRUCTURE'),
+          meta ? atom(meta.bodystructure) : structure().bodystructure,
+        );
+        break;
+      case 'BODY':
+        out.push(atom('BODY'), meta ? atom(meta.body) : structure().body);
+        break;
+      case 'RFC822':
+        out.push(atom('RFC822'), literal(raw));
+        break;
+      case 'RFC822.HEADER':
+        out.push(atom('RFC822.HEADER'), literal(raw.subarray(0, treeOf().headerEnd)));
+        break;
+      case 'RFC822.TEXT':
+        out.push(atom('RFC822.TEXT'), literal(raw.subarray(treeOf().headerEnd)));
+        break;
+      case 'BODY[]': {
+        let data = meta
+          ? headerFields(meta.fields, it.section.fields)
+          : sectionBytes(raw, treeOf(), it.section);
+        if (it.partial) data = partialOf(data, it.partial);
+        out.push(atom(it.label), data === null ? null : literal(data));
+        break;
+      }
+      /* istanbul ignore next: parseItems accepts nothing else */
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * The bytes of a section. A part that does not exist, or HEADER/TEXT of a part that is not a
+ * message, is the empty string, as Dovecot answers (RFC 3501 leaves it open; NIL made some
+ * clients retry).
+ */
+function sectionBytes(raw, root, sec) {
+  if (!sec.path.length && !sec.part) return raw;
+  const at = nodeAt(root, sec.path, sec.part);
+  if (!at) return EMPTY;
+  const { node } = at;
+  if (sec.part === 'MIME') return raw.subarray(node.start, node.headerEnd);
+  if (!sec.part) return raw.subarray(node.headerEnd, node.end);
+  // HEADER and TEXT of a part refer to its encapsulated message (RFC 3501 6.4.5).
+  if (!at.message) return EMPTY;
+  const msg = node;
+  if (sec.part === 'TEXT') return raw.subarray(msg.headerEnd, msg.end);
+  const header = raw.subarray(msg.start, msg.headerEnd);
+  if (sec.part === 'HEADER') return header;
+  const keep = sec.part === 'HEADER.FIELDS';
+  const lines = msg.fields.filter((f) => sec.fields.has(f.key) === keep).map((f) => f.line);
+  // The blank line that ends a header is part of HEADER.FIELDS (RFC 3501 6.4.5). The section
+  // is built, so CRLF throughout, as meta.js headerFieldsText builds it: a message stored with
+  // LF gave LF lines then a CRLF blank line.
+  lines.push('\r\n');
+  return Buffer.from(lines.join('').replace(/\r?\n/g, '\r\n'), 'latin1');
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function partialOf(data, [start, len]) {
+  if (start >= data.length) return Buffer.alloc(0);
+  return data.subarray(start, start + len);
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** date-time of RFC 3501 9: `"17-Jul-1996 02:44:25 +0000"` (UTC). */
+function imapDate(value) {
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime())) return '01-Jan-1970 00:00:00 +0000';
+  const p = (n) => String(n).padStart(2, '0');
+  return `${p(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+}
+
+/** FETCH (RFC 3501 6.4.5); UID FETCH (uid.js) calls runFetch with byUid. */
 module.exports = {
   name: 'FETCH',
   states: ['selected'],
@@ -12,4 +561,10 @@ module.exports = {
   // runFetch checks the selected mailbox itself (with its read of the bytes).
   checksView: true,
   run: (s, cmd) => runFetch(s, cmd.args, false),
+  runFetch,
+  parseItems,
+  parseSection,
+  sectionBytes,
+  imapDate,
+  MONTHS,
 };

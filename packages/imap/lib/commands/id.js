@@ -1,8 +1,8 @@
 'use strict';
 
 // ID (RFC 2971): the client's fields are accepted (bounded, logged at debug); ours answered.
-const { atom } = require('../writer');
-const { arity } = require('../args');
+const { atom } = require('../protocol/writer');
+const { arity } = require('../protocol/args');
 const { bad } = require('../errors');
 
 module.exports = {

@@ -3,7 +3,7 @@
 // IDLE (RFC 2177): changes are pushed while the client waits; DONE ends it. Detection is
 // shared per mailbox (../watcher.js); the session's autologout timer still runs, so an IDLE
 // left for 30 minutes is logged out (RFC 2177 asks clients to re-issue it every 29).
-const { arity } = require('../args');
+const { arity } = require('../protocol/args');
 const { bad } = require('../errors');
 
 module.exports = {

@@ -2,7 +2,7 @@
 
 // LIST (RFC 3501 6.3.8), with RFC 5258 selection options SUBSCRIBED and SPECIAL-USE
 // (RFC 6154 5.1) accepted; RETURN options other than SUBSCRIBED/SPECIAL-USE are ignored.
-const { astring, atomArg } = require('../args');
+const { astring, atomArg } = require('../protocol/args');
 const { bad } = require('../errors');
 const { sendList } = require('../listing');
 

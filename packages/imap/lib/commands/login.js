@@ -1,7 +1,7 @@
 'use strict';
 
 // LOGIN (RFC 3501 6.2.3): refused while plaintext passwords are not allowed (LOGINDISABLED).
-const { arity, astring } = require('../args');
+const { arity, astring } = require('../protocol/args');
 const { no } = require('../errors');
 const { authenticate } = require('../auth');
 

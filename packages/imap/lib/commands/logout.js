@@ -1,7 +1,7 @@
 'use strict';
 
 // LOGOUT (RFC 3501 6.1.3): BYE, tagged OK, close.
-const { arity } = require('../args');
+const { arity } = require('../protocol/args');
 
 module.exports = {
   name: 'LOGOUT',

@@ -1,7 +1,7 @@
 'use strict';
 
 // LSUB (RFC 3501 6.3.9): the subscribed mailboxes matching the pattern.
-const { arity, astring } = require('../args');
+const { arity, astring } = require('../protocol/args');
 const { sendList } = require('../listing');
 
 module.exports = {

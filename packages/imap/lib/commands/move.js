@@ -1,7 +1,7 @@
 'use strict';
 
 // MOVE (RFC 6851).
-const { runCopy } = require('../copy');
+const { runCopy } = require('./copy');
 
 module.exports = {
   name: 'MOVE',

@@ -1,8 +1,8 @@
 'use strict';
 
 // NAMESPACE (RFC 2342): one personal namespace, no prefix, delimiter "/".
-const { atom } = require('../writer');
-const { arity } = require('../args');
+const { atom } = require('../protocol/writer');
+const { arity } = require('../protocol/args');
 
 module.exports = {
   name: 'NAMESPACE',

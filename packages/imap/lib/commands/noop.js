@@ -1,7 +1,7 @@
 'use strict';
 
 // NOOP (RFC 3501 6.1.2): does nothing but let the session push pending updates.
-const { arity } = require('../args');
+const { arity } = require('../protocol/args');
 
 module.exports = {
   name: 'NOOP',

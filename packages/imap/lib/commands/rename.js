@@ -1,7 +1,7 @@
 'use strict';
 
 // RENAME (RFC 3501 6.3.5). Renaming INBOX is left to the service (it moves the messages).
-const { arity, mailboxArg } = require('../args');
+const { arity, mailboxArg } = require('../protocol/args');
 const { no } = require('../errors');
 const { mailboxNames } = require('../listing');
 

@@ -3,7 +3,7 @@
 // STARTTLS (RFC 3501 6.2.1). Bytes the client pipelined after STARTTLS are dropped, not
 // interpreted inside TLS (the CVE-2011-0411 class of plaintext injection).
 const tls = require('node:tls');
-const { arity } = require('../args');
+const { arity } = require('../protocol/args');
 const { bad } = require('../errors');
 
 module.exports = {
@@ -19,7 +19,7 @@ module.exports = {
     plain.off('data', s.onData);
     plain.removeAllListeners('close');
     s.queue.length = 0;
-    s.framer = new (require('../framer').CommandFramer)(s.framerLimits());
+    s.framer = new (require('../protocol/framer').CommandFramer)(s.framerLimits());
     const secure = new tls.TLSSocket(plain, { isServer: true, secureContext: s.server.tlsContext });
     s.secure = true;
     secure.on('secure', () => s.log.debug('tls established'));

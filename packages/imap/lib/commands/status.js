@@ -1,8 +1,8 @@
 'use strict';
 
 // STATUS (RFC 3501 6.3.10) with HIGHESTMODSEQ (RFC 7162 3.1.6).
-const { atom } = require('../writer');
-const { arity, mailboxArg, listArg, atomArg, encodeUtf7 } = require('../args');
+const { atom } = require('../protocol/writer');
+const { arity, mailboxArg, listArg, atomArg, encodeUtf7 } = require('../protocol/args');
 const { bad } = require('../errors');
 
 const ITEMS = {

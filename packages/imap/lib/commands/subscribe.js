@@ -1,7 +1,7 @@
 'use strict';
 
 // SUBSCRIBE and UNSUBSCRIBE (RFC 3501 6.3.6, 6.3.7): the one argument names the mailbox.
-const { arity, mailboxArg } = require('../args');
+const { arity, mailboxArg } = require('../protocol/args');
 
 module.exports = {
   name: ['SUBSCRIBE', 'UNSUBSCRIBE'],

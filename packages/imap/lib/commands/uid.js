@@ -2,13 +2,13 @@
 
 // UID FETCH/SEARCH/STORE/COPY/MOVE/EXPUNGE (RFC 3501 6.4.8, RFC 4315 2.1 UID EXPUNGE).
 const { bad, no } = require('../errors');
-const { astring } = require('../args');
-const { runFetch } = require('../fetch');
-const { runSearch, sendSearch } = require('../search');
-const { runStore } = require('../store');
-const { runCopy } = require('../copy');
-const { announceExpunged } = require('../expunge');
-const { parseSequenceSet, resolveUid } = require('../sequence');
+const { astring } = require('../protocol/args');
+const { runFetch } = require('./fetch');
+const { runSearch, sendSearch } = require('./search');
+const { runStore } = require('./store');
+const { runCopy } = require('./copy');
+const { announceExpunged } = require('./expunge');
+const { parseSequenceSet, resolveUid } = require('../protocol/sequence');
 const { expungeResult } = require('../mail-data');
 
 const SUB = {

@@ -6,7 +6,7 @@
  */
 
 const { canonicalMailboxName } = require('@mailgate/core');
-const { bad, no } = require('./errors');
+const { bad, no } = require('../errors');
 const { stringOf } = require('./parser');
 
 /** Exactly n arguments (or between n and max). */

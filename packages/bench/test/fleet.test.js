@@ -22,9 +22,9 @@ const { createMailService } = require('@mailgate/service');
 const { createImapServer } = require('@mailgate/imap');
 const { createLmtpServer } = require('@mailgate/lmtp');
 const dovecot = require('@mailgate/dovecot');
-const { skipOutsideCI, dovecotMissing } = require('../../../test/support/skip');
-const { createTestDatabase, runCli } = require('../../../test/support/db');
-const { corpusDir } = require('../../../test/support/corpus');
+const { skipOutsideCI, dovecotMissing } = require('@mailgate/test-support/skip');
+const { createTestDatabase, runCli } = require('@mailgate/test-support/db');
+const { corpusDir } = require('@mailgate/test-support/corpus');
 const { postfixMissing, startPostfix, smtpSource } = require('../../lmtp/test/postfix');
 const { startFleetDovecot, writeAccountsFile, spawnWorker } = require('../lib/fleet');
 

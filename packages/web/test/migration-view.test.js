@@ -13,8 +13,8 @@
 
 const fs = require('node:fs');
 const { build } = require('@mailgate/api');
-const { skipNotice } = require('../../../test/support/skip');
-const { createTestDatabase } = require('../../../test/support/db');
+const { skipNotice } = require('@mailgate/test-support/skip');
+const { createTestDatabase } = require('@mailgate/test-support/db');
 const t = require('./support');
 
 const missing = t.chromiumMissing();

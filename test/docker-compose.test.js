@@ -40,6 +40,11 @@ test('mailgate serves the API and IMAP on loopback; Elasticsearch is an optional
     for (const p of s.ports || []) expect(String(p)).toMatch(/^127\.0\.0\.1:/);
   }
   expect(compose.services.elasticsearch.profiles).toEqual(['search']);
+  // Citus (docs/scaling-out.md): a coordinator, two workers and the one-shot setup, all opt-in.
+  for (const s of ['citus-coordinator', 'citus-worker-1', 'citus-worker-2', 'citus-setup']) {
+    expect(compose.services[s].profiles).toEqual(['citus']);
+    expect(compose.services[s].image).toMatch(/^citusdata\/citus:12\./);
+  }
   expect(Object.keys(mailgate.depends_on)).toEqual(['postgres']);
   // Without the profile the mirror is off (an empty ELASTICSEARCH_URL), not pointed at a
   // server that is not there.
@@ -53,7 +58,7 @@ test('docker-compose accepts the file (syntax and schema)', () => {
     if (process.env.CI) throw new Error('docker-compose missing: apt-get install docker-compose');
     return;
   }
-  for (const profile of [[], ['--profile', 'search']]) {
+  for (const profile of [[], ['--profile', 'search'], ['--profile', 'citus']]) {
     const r = spawnSync('docker-compose', [...profile, 'config', '-q'], {
       cwd: ROOT,
       encoding: 'utf8',

@@ -113,7 +113,7 @@ async function importPlan(run, plan) {
   // finds it present, allocating no uid).
   const release = await store.lockImportJob(job.id, () => run.waiting(plan.source));
   try {
-    job.checkpoint = await store.jobCheckpoint(job.id);
+    job.checkpoint = await store.jobCheckpoint(user.id, job.id);
     await importJob(run, plan, job);
   } finally {
     await release();
@@ -156,7 +156,7 @@ async function importJob(run, plan, job) {
   }
   await store.analyzeUser(user.id);
   run.lap('analyzeMs', t);
-  await store.finishJob(job.id, { messages: position.lastIndex + 1 });
+  await store.finishJob(user.id, job.id, { messages: position.lastIndex + 1 });
 }
 
 /**

@@ -23,6 +23,7 @@ const { chunksIn } = require('./chunks-sql');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS } = require('./columns');
 const { parseQuery, validateUserName, validateMailboxName, specialUseFor } = require('./names');
 const threads = require('./thread-ops');
+const { perUserPartitions } = require('./citus');
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
 // own so no other advisory lock of the store collides with them.
@@ -95,7 +96,7 @@ class PgStore {
       const [user] = await trx('users')
         .insert({ name, password_hash: opts.passwordHash || null })
         .returning(['id', 'name']);
-      await createPartitions(trx, user.id);
+      if (await perUserPartitions(this.knex)) await createPartitions(trx, user.id);
       return user;
     });
   }
@@ -168,19 +169,21 @@ class PgStore {
    * @returns {Promise<Array<{name: string, total: number, unseen: number, uidvalidity: number, uidnext: number, highestmodseq: number, specialUse: string|null}>>}
    */
   async listMailboxes(userId) {
+    // The subquery names the user itself: correlated on b.user_id alone, Citus cannot prove
+    // it stays in one shard and plans a task per shard (citus.js, the router-query test).
     const r = await this.knex.raw(
       `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use,
               EXISTS (SELECT 1 FROM subscriptions s
-                       WHERE s.user_id = b.user_id AND s.name = b.name) AS subscribed,
+                       WHERE s.user_id = ? AND s.name = b.name) AS subscribed,
               count(m.uid)::int AS total,
               count(m.uid) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags)))::int AS unseen
          FROM mailboxes b
          LEFT JOIN messages m
            ON m.user_id = b.user_id AND m.mailbox_id = b.id AND NOT m.expunged
         WHERE b.user_id = ?
-        GROUP BY b.id
+        GROUP BY b.user_id, b.id
         ORDER BY (b.name = 'INBOX') DESC, b.name`,
-      [userId],
+      [userId, userId],
     );
     return r.rows.map((row) => ({
       name: row.name,
@@ -413,7 +416,7 @@ class PgStore {
       .where({ user_id: userId, kind, source, mailbox })
       .first();
     await this.knex('import_jobs')
-      .where({ id: job.id })
+      .where({ user_id: userId, id: job.id })
       .update({ state: 'running', updated_at: this.knex.fn.now() });
     return job;
   }
@@ -453,16 +456,29 @@ class PgStore {
     };
   }
 
-  /** @returns {Promise<object|null>} the job's checkpoint now (after waiting for its lock) */
-  async jobCheckpoint(jobId) {
-    const job = await this.knex('import_jobs').where({ id: jobId }).first('checkpoint');
+  /**
+   * Every import_jobs statement names the user too: on Citus the job lives in its user's shard
+   * (citus.js), and by id alone the statement would visit every shard.
+   * @param {number} userId
+   * @param {number} jobId
+   * @returns {Promise<object|null>} the job's checkpoint now (after waiting for its lock)
+   */
+  async jobCheckpoint(userId, jobId) {
+    const job = await this.knex('import_jobs')
+      .where({ user_id: userId, id: jobId })
+      .first('checkpoint');
     return (job && job.checkpoint) || null;
   }
 
-  /** Marks a job finished and clears its checkpoint (a later run re-checks everything). */
-  async finishJob(jobId, stats) {
+  /**
+   * Marks a job finished and clears its checkpoint (a later run re-checks everything).
+   * @param {number} userId
+   * @param {number} jobId
+   * @param {object} stats
+   */
+  async finishJob(userId, jobId, stats) {
     await this.knex('import_jobs')
-      .where({ id: jobId })
+      .where({ user_id: userId, id: jobId })
       .update({
         state: 'done',
         checkpoint: null,
@@ -626,7 +642,7 @@ class PgStore {
       lap('outboxMs');
       if (opts.after) await opts.after;
       lap('waitMs');
-      await statsForNewPartition(client, userId);
+      if (await perUserPartitions(this.knex)) await statsForNewPartition(client, userId);
       lap('statsMs');
       // Thread stage, incremental: after the previous batch committed (its messages are the
       // likeliest parents), under the user's thread lock (appends and copies take it too).
@@ -645,8 +661,8 @@ class PgStore {
       }
       if (batch.jobId) {
         await client.query(
-          'UPDATE import_jobs SET checkpoint = $1, updated_at = now() WHERE id = $2',
-          [JSON.stringify(batch.checkpoint), batch.jobId],
+          'UPDATE import_jobs SET checkpoint = $1, updated_at = now() WHERE user_id = $2 AND id = $3',
+          [JSON.stringify(batch.checkpoint), userId, batch.jobId],
         );
       }
       await client.query('COMMIT');
@@ -728,6 +744,8 @@ class PgStore {
 
   /** The GIN indexes of a user's partitions, largest first: {name, tbl}. */
   async ginIndexes(userId) {
+    // Citus (citus.js): no per-user partitions; the shards' indexes are the workers' to keep.
+    if (!(await perUserPartitions(this.knex))) return [];
     const r = await this.knex.raw(
       `SELECT c.oid::regclass::text AS name, x.indrelid::regclass::text AS tbl
          FROM pg_inherits i
@@ -782,6 +800,9 @@ class PgStore {
   async analyzeUser(userId, opts = {}) {
     const id = Number(userId);
     if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
+    // Citus (citus.js): a user shares a shard that already has statistics (no new partition
+    // per user); the workers' autovacuum keeps them.
+    if (!(await perUserPartitions(this.knex))) return;
     // Identifiers cannot be bound parameters; the id is an integer checked above.
     if (opts.keys) {
       const k = 'user_id, mailbox_id, uid';
@@ -806,6 +827,7 @@ class PgStore {
   async vacuumUser(userId) {
     const id = Number(userId);
     if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
+    if (!(await perUserPartitions(this.knex))) return; // Citus: as analyzeUser
     await this.knex.raw(
       `VACUUM (ANALYZE) messages_u${id}, message_words_u${id}, message_chunks_u${id}, message_sources_u${id}`,
     );

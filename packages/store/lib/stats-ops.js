@@ -18,6 +18,8 @@
  * while it runs) stays short. Imports still analyze every column (importer, analyzeUser).
  */
 
+const { perUserPartitions } = require('./citus');
+
 /** Fewest rows a write must touch before it refreshes statistics. */
 const BULK_MIN_ROWS = 1000;
 /** Smallest share of the partition's rows a write must touch to refresh them. */
@@ -47,6 +49,8 @@ const statsOps = {
    */
   async refreshStatsAfterBulk(userId, rows) {
     if (rows < BULK_MIN_ROWS) return false;
+    // Citus (citus.js): no per-user partition whose statistics a bulk write could outdate.
+    if (!(await perUserPartitions(this.knex))) return false;
     let reltuples;
     try {
       const id = Number(userId);

@@ -2,6 +2,7 @@
 
 const { errors } = require('@mailgate/core');
 const { HealthProbe, PROBE_TIMEOUT_MS } = require('./health-probe');
+const { perUserPartitions } = require('./citus');
 
 /*
  * Users as a whole: the list (`mailgate user list`), deletion with all their mail (`mailgate
@@ -73,7 +74,12 @@ const userOps = {
         );
       }
       // Identifiers cannot be bound parameters; the id is an integer the database generated.
-      for (const table of PARTITIONED) await trx.raw(`DROP TABLE IF EXISTS ${table}_u${id}`);
+      if (await perUserPartitions(this.knex)) {
+        for (const table of PARTITIONED) await trx.raw(`DROP TABLE IF EXISTS ${table}_u${id}`);
+      } else {
+        // Citus (citus.js): the user's rows share the distributed tables' shards.
+        for (const table of PARTITIONED) await trx(table).where({ user_id: id }).del();
+      }
       for (const table of UNLINKED) await trx(table).where({ user_id: id }).del();
       await trx('users').where({ id }).del(); // mailboxes, tokens, jobs, snapshots cascade
       // The list caches keep rows by user and mailbox id; ids are never reused, so what they

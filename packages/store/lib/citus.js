@@ -1,0 +1,214 @@
+'use strict';
+
+/*
+ * The store's Citus differences, all named here (docs/scaling-out.md). The store has one code
+ * path; on a Citus coordinator (the `citus` extension installed in the database) only these
+ * differ:
+ *
+ *   1. The schema is distributed by `user_id` (distributeSchema, run by migration
+ *      20261128340000_citus_distribute.js): every table holding a user's rows is a hash-
+ *      distributed table co-located with `mailboxes`, so all of one user's rows sit in the same
+ *      shard group on one worker and every per-user statement (they all carry `user_id = $n`)
+ *      is a single-task router query. `users` and `api_tokens` are reference tables (small,
+ *      looked up by name or token hash without a user id, copied to every node).
+ *   2. No per-user LIST partitions (perUserPartitions): thousands of users times 32 shards
+ *      would be hundreds of thousands of tables. Each partitioned parent gets one DEFAULT
+ *      partition, distributed; the hash shard plays the per-user table's part (a user's rows
+ *      are in one shard, whose indexes all lead with user_id) and Citus prunes to that shard
+ *      before PostgreSQL prunes partitions. Per-user partition maintenance (analyze of
+ *      `messages_u<id>`, drop with the user) has nothing to do there.
+ *   3. Keys: Citus refuses a PRIMARY KEY or UNIQUE constraint without the distribution column,
+ *      and a foreign key between distributed tables that does not include it. `mailboxes`,
+ *      `import_jobs` and `es_outbox` get `(user_id, id)` keys (ids still come from their
+ *      sequences, through the coordinator), `list_snapshots` references `mailboxes (user_id,
+ *      id)`. On a single PostgreSQL the schema keeps its `id` keys (nothing there needs more).
+ *   4. Triggers on distributed tables (the words/chunks side tables, the mailbox NOTIFY) run on
+ *      the shards; Citus requires `citus.enable_unsafe_triggers = on` (set per database by
+ *      distributeSchema, and in the nodes' configuration by scripts/citus/citus.sh). The side
+ *      tables are co-located, so a trigger's write lands on the same worker.
+ *   5. The message_chunks triggers fire per row, not per statement (rowLevelChunkTriggers).
+ *   6. No mailbox NOTIFY trigger (migration 20261127200200_mailbox_notify.js): on a shard it
+ *      would notify the worker's database, where no mailgate process listens, and a
+ *      transaction that NOTIFYs cannot be PREPAREd, which Citus's two-phase commit needs. The
+ *      IMAP server's IDLE falls back to its poll (IMAP_IDLE_POLL_MS).
+ *
+ * Must never: hold SQL that is not about these differences, or be a second store.
+ */
+
+/** Tables copied to every node. */
+const REFERENCE_TABLES = ['users', 'api_tokens'];
+
+/**
+ * Tables distributed by user_id, co-located with the first one, in creation order.
+ * Partitioned parents are marked: they get one DEFAULT partition instead of per-user ones.
+ */
+const DISTRIBUTED_TABLES = [
+  { name: 'mailboxes' },
+  { name: 'messages', partitioned: true },
+  { name: 'message_sources', partitioned: true },
+  { name: 'message_words', partitioned: true },
+  { name: 'message_chunks', partitioned: true },
+  { name: 'quarantine', partitioned: true },
+  { name: 'import_jobs' },
+  { name: 'expunged_uids' },
+  { name: 'list_snapshots' },
+  { name: 'thread_keys' },
+  { name: 'subscriptions' },
+  { name: 'es_outbox' },
+];
+
+/**
+ * Storage options of the DEFAULT partitions, as createPartitions gives per-user ones (pg-store.js).
+ */
+const PARTITION_OPTIONS = {
+  messages:
+    ' WITH (fillfactor = 50, toast_tuple_target = 512, autovacuum_analyze_scale_factor = 4)',
+  message_words: ' WITH (toast_tuple_target = 128)',
+  message_chunks: ' WITH (toast_tuple_target = 8160)',
+};
+
+const known = new WeakMap();
+
+/**
+ * Whether the database behind knex is a Citus coordinator (the extension is installed). Cached
+ * per knex instance: an extension does not come or go under a running store.
+ * @param {import('knex').Knex} knex
+ * @returns {Promise<boolean>}
+ */
+async function isCitus(knex) {
+  const key = knex.client || knex;
+  if (known.has(key)) return known.get(key);
+  const r = await knex.raw("SELECT 1 FROM pg_extension WHERE extname = 'citus'");
+  const yes = r.rows.length > 0;
+  known.set(key, yes);
+  return yes;
+}
+
+/**
+ * Whether a new user gets their own LIST partitions (single PostgreSQL) or shares the DEFAULT
+ * partition of a distributed table (Citus, point 2 above).
+ * @param {import('knex').Knex} knex
+ * @returns {Promise<boolean>}
+ */
+async function perUserPartitions(knex) {
+  return !(await isCitus(knex));
+}
+
+async function constraintName(knex, table, type) {
+  const r = await knex.raw(
+    `SELECT conname FROM pg_constraint WHERE conrelid = ?::regclass AND contype = ?`,
+    [table, type],
+  );
+  return r.rows.map((x) => x.conname);
+}
+
+async function hasPartitions(knex, table) {
+  const r = await knex.raw('SELECT 1 FROM pg_inherits WHERE inhparent = ?::regclass LIMIT 1', [
+    table,
+  ]);
+  return r.rows.length > 0;
+}
+
+/**
+ * Distributes the schema over the Citus cluster (points 1-4 above). A no-op on a single
+ * PostgreSQL. Runs on an empty or a populated store: create_distributed_table moves existing
+ * rows into the shards.
+ * @param {import('knex').Knex} knex a connection (or transaction) on the coordinator
+ */
+async function distributeSchema(knex) {
+  if (!(await isCitus(knex))) return;
+  // Triggers on distributed tables (point 4); DDL on shards one after another inside the
+  // migration's transaction (parallel shard DDL after writes in one transaction is refused).
+  await knex.raw('SET LOCAL citus.enable_unsafe_triggers = on');
+  await knex.raw("SET LOCAL citus.multi_shard_modify_mode = 'sequential'");
+  const db = (await knex.raw('SELECT current_database() AS db')).rows[0].db;
+  // Later sessions (the store's own) fire the shards' triggers too.
+  await knex.raw(
+    `ALTER DATABASE "${db.replace(/"/g, '""')}" SET citus.enable_unsafe_triggers = on`,
+  );
+
+  for (const t of REFERENCE_TABLES) {
+    await knex.raw('SELECT create_reference_table(?)', [t]);
+  }
+
+  // Keys with the distribution column (point 3).
+  for (const fk of await constraintName(knex, 'list_snapshots', 'f')) {
+    await knex.raw(`ALTER TABLE list_snapshots DROP CONSTRAINT "${fk}"`);
+  }
+  for (const t of ['mailboxes', 'import_jobs', 'es_outbox']) {
+    for (const pk of await constraintName(knex, t, 'p')) {
+      await knex.raw(`ALTER TABLE ${t} DROP CONSTRAINT "${pk}"`);
+    }
+    await knex.raw(`ALTER TABLE ${t} ADD PRIMARY KEY (user_id, id)`);
+  }
+  // The outbox drain reads in id order across users.
+  await knex.raw('CREATE INDEX IF NOT EXISTS es_outbox_id_idx ON es_outbox (id)');
+
+  await rowLevelChunkTriggers(knex);
+  // Point 6: no NOTIFY trigger on the distributed mailboxes.
+  await knex.raw('DROP TRIGGER IF EXISTS mailboxes_notify ON mailboxes');
+
+  for (const { name, partitioned } of DISTRIBUTED_TABLES) {
+    // One DEFAULT partition instead of per-user ones (point 2).
+    if (partitioned && !(await hasPartitions(knex, name))) {
+      await knex.raw(
+        `CREATE TABLE ${name}_all PARTITION OF ${name} DEFAULT${PARTITION_OPTIONS[name] || ''}`,
+      );
+    }
+    await knex.raw(
+      name === 'mailboxes'
+        ? "SELECT create_distributed_table('mailboxes', 'user_id')"
+        : "SELECT create_distributed_table(?, 'user_id', colocate_with => 'mailboxes')",
+      name === 'mailboxes' ? [] : [name],
+    );
+  }
+  await knex.raw(`ALTER TABLE list_snapshots ADD FOREIGN KEY (user_id, mailbox_id)
+    REFERENCES mailboxes (user_id, id) ON DELETE CASCADE`);
+  await knex.raw(`ALTER TABLE list_snapshots ADD FOREIGN KEY (user_id)
+    REFERENCES users (id) ON DELETE CASCADE`);
+}
+
+/**
+ * Point 5: the message_chunks triggers per row instead of per statement. On a single PostgreSQL
+ * they run once per statement over its transition table (an import batch is one statement,
+ * migration 20261125220000_message_chunks.js); on a shard, the trigger's INSERT into the
+ * distributed message_chunks is planned by Citus, which cannot read a transition table
+ * ("could not find named tuplestore"). Per row, each write names one message: a router write to
+ * the co-located shard on the same worker (local execution).
+ * @param {import('knex').Knex} knex
+ */
+async function rowLevelChunkTriggers(knex) {
+  await knex.raw('DROP TRIGGER IF EXISTS message_chunks_added ON messages');
+  await knex.raw('DROP TRIGGER IF EXISTS message_chunks_gone ON messages');
+  await knex.raw(`
+    CREATE OR REPLACE FUNCTION mailgate_message_chunks_added_row() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO message_chunks (user_id, mailbox_id, uid, kind, seq, t)
+        SELECT NEW.user_id, NEW.mailbox_id, NEW.uid, k.kind, p.seq, p.piece
+          FROM (VALUES (0::smallint, NEW.header_text), (1::smallint, NEW.body_text)) AS k(kind, t),
+               LATERAL mailgate_text_pieces(k.t) AS p
+         WHERE k.t <> '';
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE OR REPLACE FUNCTION mailgate_message_chunks_gone_row() RETURNS trigger
+      LANGUAGE plpgsql AS $$
+    BEGIN
+      DELETE FROM message_chunks
+       WHERE user_id = OLD.user_id AND mailbox_id = OLD.mailbox_id AND uid = OLD.uid;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`CREATE TRIGGER message_chunks_added AFTER INSERT ON messages
+      FOR EACH ROW EXECUTE FUNCTION mailgate_message_chunks_added_row()`);
+  await knex.raw(`CREATE TRIGGER message_chunks_gone AFTER DELETE ON messages
+      FOR EACH ROW EXECUTE FUNCTION mailgate_message_chunks_gone_row()`);
+}
+
+module.exports = {
+  isCitus,
+  perUserPartitions,
+  distributeSchema,
+  REFERENCE_TABLES,
+  DISTRIBUTED_TABLES,
+};

@@ -1,0 +1,106 @@
+'use strict';
+
+/*
+ * Databases on the project's Citus cluster (scripts/citus/citus.sh) for tests. Citus 12.1 does
+ * not propagate CREATE DATABASE: a database of the cluster exists on the coordinator and on every
+ * worker, each with the citus extension, and the coordinator's copy registers the workers.
+ * MAILGATE_CITUS_URL is the coordinator's URL (`citus.sh url`); its database lists the workers.
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+const Knex = require('knex');
+
+// The Citus source beside the repository (../shared/citus from the repo root).
+const SOURCE = path.resolve(__dirname, '..', '..', '..', '..', 'shared', 'citus');
+
+/**
+ * Why a test needing the Citus cluster cannot run: `{absent}` when the Citus source is not
+ * beside the repository (the cluster cannot be built here: skipped even in CI, as .ci/run skips
+ * the cluster), `{reason}` when it is but no cluster was started; null when MAILGATE_CITUS_URL
+ * is set.
+ * @returns {{absent?: string, reason?: string}|null}
+ */
+function citusMissing() {
+  if (process.env.MAILGATE_CITUS_URL) return null;
+  if (!fs.existsSync(SOURCE)) {
+    return { absent: `the Citus source is not present (${SOURCE}); see docs/scaling-out.md` };
+  }
+  return {
+    reason:
+      'no Citus cluster: bash scripts/citus/citus.sh start, then MAILGATE_CITUS_URL=$(bash scripts/citus/citus.sh url)',
+  };
+}
+
+function withDb(url, db) {
+  const u = new URL(url);
+  u.pathname = '/' + db;
+  return u.toString();
+}
+
+/** The cluster's nodes as URLs of database `db`: [coordinator, ...workers]. */
+async function nodeUrls(baseUrl, db) {
+  const k = Knex({ client: 'pg', connection: baseUrl, pool: { min: 0, max: 1 } });
+  try {
+    const r = await k.raw(
+      'SELECT nodename, nodeport FROM pg_dist_node WHERE groupid > 0 ORDER BY nodeport',
+    );
+    const base = new URL(baseUrl);
+    const workers = r.rows.map((n) => {
+      const u = new URL(baseUrl);
+      u.hostname = n.nodename;
+      u.port = String(n.nodeport);
+      return withDb(u.toString(), db);
+    });
+    return { coordinator: withDb(base.toString(), db), workers, rows: r.rows };
+  } finally {
+    await k.destroy();
+  }
+}
+
+async function onDb(url, fn) {
+  const k = Knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  try {
+    return await fn(k);
+  } finally {
+    await k.destroy();
+  }
+}
+
+/**
+ * Creates database `name` on every node of the cluster with citus and pg_trgm, and registers
+ * the workers on the coordinator's copy. Not migrated.
+ * @param {string} name
+ * @param {string} [baseUrl] MAILGATE_CITUS_URL
+ * @returns {Promise<{url: string, drop: () => Promise<void>}>}
+ */
+async function createCitusDatabase(name, baseUrl = process.env.MAILGATE_CITUS_URL) {
+  const nodes = await nodeUrls(baseUrl, name);
+  const all = [nodes.coordinator, ...nodes.workers];
+  for (const url of all) {
+    await onDb(withDb(url, 'postgres'), (k) => k.raw(`CREATE DATABASE ${name}`));
+    await onDb(url, async (k) => {
+      await k.raw('CREATE EXTENSION citus');
+      await k.raw('CREATE EXTENSION pg_trgm');
+    });
+  }
+  const coord = new URL(baseUrl);
+  await onDb(nodes.coordinator, async (k) => {
+    await k.raw('SELECT citus_set_coordinator_host(?, ?)', [coord.hostname, Number(coord.port)]);
+    for (const n of nodes.rows)
+      await k.raw('SELECT citus_add_node(?, ?)', [n.nodename, n.nodeport]);
+  });
+  return {
+    url: nodes.coordinator,
+    workers: nodes.workers,
+    async drop() {
+      for (const url of all) {
+        await onDb(withDb(url, 'postgres'), (k) =>
+          k.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+        );
+      }
+    },
+  };
+}
+
+module.exports = { citusMissing, createCitusDatabase, nodeUrls, withDb };

@@ -84,6 +84,7 @@ const appendOps = {
         userId,
         rows.map((r) => ({ ...r })),
       );
+      const next = await nextDupIndexes(trx, userId, mb.id, hashes);
       const seen = new Map();
       const messageRows = rows.map((row, i) => {
         const hex = hashes[i].toString('hex');
@@ -96,11 +97,7 @@ const appendOps = {
           modseq,
           content_hash: hashes[i],
           // The next occurrence of these bytes in the mailbox, counting copies in this batch.
-          dup_index: trx.raw(
-            `coalesce((SELECT max(d.dup_index) + 1 FROM messages d
-                        WHERE d.user_id = ? AND d.mailbox_id = ? AND d.content_hash = ?), 0) + ?`,
-            [userId, mb.id, hashes[i], earlier],
-          ),
+          dup_index: (next.get(hex) || 0) + earlier,
           thread_id: threads.ids.get(`${mb.id}/${row.uid}`) || null,
         };
       });
@@ -150,7 +147,10 @@ const appendOps = {
 async function allocate(trx, userId, mailbox, n) {
   const named = isName(mailbox);
   const r = await trx.raw(
-    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?) AS x)
+    // ::text: on Citus the CTE becomes a subplan run on the coordinator (where every other
+    // taker of the thread lock takes it) whose result is shipped to the worker, and a void
+    // column cannot be shipped (citus.js, test/citus-router.test.js).
+    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x)
      UPDATE mailboxes b SET uidnext = b.uidnext + ?, highestmodseq = b.highestmodseq + 1
        FROM l WHERE ${named ? 'b.name = ?' : 'b.id = ?'} AND b.user_id = ?
      RETURNING b.id, b.uidnext - ? AS first, b.highestmodseq, b.uidvalidity`,
@@ -160,6 +160,23 @@ async function allocate(trx, userId, mailbox, n) {
     throw new errors.MAILBOX_NOT_FOUND(named ? mailbox.name : String(mailbox));
   }
   return { ...r.rows[0], id: Number(r.rows[0].id) };
+}
+
+/**
+ * The next dup_index of each content hash in the mailbox (absent: 0), read in one statement
+ * after allocate locked the mailbox row, so no other append of the mailbox runs between this
+ * read and the insert (READ COMMITTED: this statement sees every append committed before the
+ * lock). Not a subquery in the INSERT's VALUES: Citus refuses those (citus.js).
+ * @returns {Promise<Map<string, number>>} hash (hex) → next dup_index
+ */
+async function nextDupIndexes(trx, userId, mailboxId, hashes) {
+  const r = await trx.raw(
+    `SELECT content_hash, max(dup_index) + 1 AS next FROM messages
+      WHERE user_id = ? AND mailbox_id = ? AND content_hash = ANY(?::bytea[])
+      GROUP BY content_hash`,
+    [userId, mailboxId, hashes],
+  );
+  return new Map(r.rows.map((x) => [x.content_hash.toString('hex'), Number(x.next)]));
 }
 
 /** Runs a mailbox's waiting appends, a batch per transaction, until none is left. */

@@ -18,8 +18,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const Knex = require('knex');
-const { MIGRATIONS_DIR } = require('@mailgate/core');
-const { PgStore, byName } = require('@mailgate/store');
+const { PgStore, byName, MIGRATIONS_DIR } = require('@mailgate/store');
 const { isCitus } = require('@mailgate/store/citus');
 const { deriveRow } = require('@mailgate/importer');
 const { skipNotice, skipOutsideCI } = require('@mailgate/test-support/skip');
@@ -154,7 +153,7 @@ run('Citus: every per-user store operation is a router query (issue 34.2)', () =
    * Runs op with the statements recorded, then checks each one's plan. With `steps`, a
    * statement may also have tasks on the coordinator: Citus runs a writable CTE chain as
    * single-shard steps on the user's worker whose results a last step on the coordinator
-   * reads (the purge's one statement); no task ever goes to another worker.
+   * reads (the purge's and the append's one statement); no task ever goes to another worker.
    */
   async function routed(label, op, { steps = false } = {}) {
     recorded.length = 0;
@@ -234,8 +233,10 @@ run('Citus: every per-user store operation is a router query (issue 34.2)', () =
     expect(gone.expunged).toEqual(uids.slice(0, 3));
     const raw = msg({ subject: 'Appended on Citus', body: 'appended body\n' });
     const d = deriveRow(raw);
-    const added = await routed('appendMessage', () =>
-      store.appendMessage(ann.id, byName('INBOX'), { raw, row: d.row }),
+    const added = await routed(
+      'appendMessage',
+      () => store.appendMessage(ann.id, byName('INBOX'), { raw, row: d.row }),
+      { steps: true },
     );
     expect(added.uid).toBeGreaterThan(uids[uids.length - 1]);
     const threads = await routed('listThreads', () =>

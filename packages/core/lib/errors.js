@@ -126,6 +126,8 @@ const defs = {
   ACCOUNTS_INVALID: ['Accounts file %s: %s', 400],
   // An account whose upstream kept failing (the last reason follows); it stays on proxy.
   MIGRATION_GAVE_UP: ['Gave up after %s attempts: %s', 502],
+  // `mailgate migrate --report` when accounts failed (the report lists each with its reason).
+  MIGRATION_INCOMPLETE: ['%s account(s) failed and stay on proxy: %s', 502],
   MAILBOX_MIGRATING: [
     'The account of %s is being migrated; changes are refused until the migration completes',
     409,

@@ -510,7 +510,14 @@ function createFleet(service) {
             continue;
           }
           runs++;
-          await runAccount(job, worker, o.signal);
+          try {
+            await runAccount(job, worker, o.signal);
+          } catch (err) {
+            // The store or the queue failed under this run (PostgreSQL restarting): the job
+            // stays claimed and expires to another worker; this loop goes on.
+            log.error({ err: err && err.message, code: err && err.code }, 'migration job');
+            await sleep(POLL_MS, o.signal);
+          }
         }
       };
       await Promise.all(Array.from({ length: o.concurrency || 1 }, loop));

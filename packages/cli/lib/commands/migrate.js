@@ -145,9 +145,13 @@ const fleetCommands = {
     const r = await ctx.withService((service) => service.fleet.report(), { readOnly: true });
     ctx.out(o.json, r, printFleetReport);
     if (r.failures.length) {
+      const names = r.failures.map((f) => f.user);
       ctx.setExit(
         1,
-        new errors.VERIFY_FAILED(`${r.failures.length} account(s) failed and stay on proxy`),
+        new errors.MIGRATION_INCOMPLETE(
+          names.length,
+          names.slice(0, 10).join(', ') + (names.length > 10 ? ', …' : ''),
+        ),
       );
     }
   },

@@ -39,13 +39,10 @@ mixIn(
   require('./mailbox-ops').mailboxOps,
   require('./append-ops').appendOps,
   require('./mirror-ops').mirrorOps,
-  require('./tokens').tokenOps,
   require('./import-ops').importOps,
   require('./search-order').searchOrderOps,
   require('./imap-meta-ops').imapMetaOps,
   require('./thread-ops').threadOps,
-  require('./route-ops').routeOps,
-  require('./user-ops').userOps,
   require('./stats-ops').statsOps,
   require('./fleet-ops').fleetOps,
 );

@@ -24,6 +24,9 @@ const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS } = require('./colum
 const { parseQuery, validateUserName, validateMailboxName, specialUseFor } = require('./names');
 const threads = require('./thread-ops');
 const { perUserPartitions } = require('./citus');
+const tokens = require('./tokens');
+const routes = require('./route-ops');
+const users = require('./user-ops');
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
 // own so no other advisory lock of the store collides with them.
@@ -888,6 +891,69 @@ class PgStore {
   async importSources() {
     const rows = await this.knex('import_jobs').distinct('source');
     return rows.map((r) => r.source);
+  }
+
+  /*
+   * The concerns in modules of their own are plain functions taking the store first; these
+   * methods hand them this store, so callers keep calling store.<name>() and "go to
+   * definition" reaches the function in one step.
+   */
+
+  // Users, tokens and routes (tokens.js, route-ops.js, user-ops.js).
+  createToken(userId, opts) {
+    return tokens.createToken(this, userId, opts);
+  }
+
+  findToken(token) {
+    return tokens.findToken(this, token);
+  }
+
+  revokeUserTokens(userId, trx) {
+    return tokens.revokeUserTokens(this, userId, trx);
+  }
+
+  revokeToken(userId, tokenId) {
+    return tokens.revokeToken(this, userId, tokenId);
+  }
+
+  getRoute(name) {
+    return routes.getRoute(this, name);
+  }
+
+  setRoute(name, route) {
+    return routes.setRoute(this, name, route);
+  }
+
+  setPasswordHash(name, passwordHash) {
+    return routes.setPasswordHash(this, name, passwordHash);
+  }
+
+  proxiedUsers(names) {
+    return routes.proxiedUsers(this, names);
+  }
+
+  setMigrateOnLogin(name, on) {
+    return routes.setMigrateOnLogin(this, name, on);
+  }
+
+  claimMigrateOnLogin(name) {
+    return routes.claimMigrateOnLogin(this, name);
+  }
+
+  userSummaries() {
+    return users.userSummaries(this);
+  }
+
+  deleteUser(name) {
+    return users.deleteUser(this, name);
+  }
+
+  credentialStamps(names) {
+    return users.credentialStamps(this, names);
+  }
+
+  closeCredentialProbe() {
+    return users.closeCredentialProbe(this);
   }
 }
 

@@ -26,6 +26,14 @@
  * - User names are case-sensitive everywhere (the store's rule), and so are the limiter's
  *   keys: `ALICE` is another account and its success never resets `alice`'s counters.
  * - A success resets the user's counters (user + address, and the account's slow-down).
+ * - Several processes on one database (issue 34.4): with `shared` (the service's
+ *   `users.loginFailures`, a PostgreSQL table through the store) the settled failure counts
+ *   are the database's: each check reads them, each failure is written before it is
+ *   answered, a success clears them. A guesser taking turns between two `mailgate serve`
+ *   processes meets one count. What stays per process, stated: attempts in flight (a burst
+ *   sent to N processes at the same instant can get N verifications per free slot before the
+ *   first failures settle) and the spacing of the account's slow lane. If the database does
+ *   not answer, the count of this process still holds (`onSharedError` is told).
  */
 
 const MIN = 60 * 1000;
@@ -54,7 +62,7 @@ class WindowCounter {
     this.map = new Map();
   }
 
-  /** @returns {{count: number, pending: number, resetAt: number, nextSlot: number, waiters: Function[]}} the live entry for key (created empty) */
+  /** @returns {{count: number, pending: number, resetAt: number, nextSlot: number, waiters: Function[], version: number}} the live entry for key (created empty); version: settlements so far */
   entry(key) {
     const t = this.now();
     let e = this.map.get(key);
@@ -62,7 +70,14 @@ class WindowCounter {
       // Attempts in flight settle on the entry they reserved (and wake its waiters); the
       // new window starts empty.
       this.map.delete(key);
-      e = { count: 0, pending: 0, resetAt: t + this.windowMs, nextSlot: 0, waiters: [] };
+      e = {
+        count: 0,
+        pending: 0,
+        resetAt: t + this.windowMs,
+        nextSlot: 0,
+        waiters: [],
+        version: 0,
+      };
       this.map.set(key, e);
       if (this.map.size > this.maxKeys) this.map.delete(this.map.keys().next().value);
     }
@@ -109,11 +124,21 @@ class LoginLimiter {
    * @param {number} [opts.maxWaitMs] an attempt that would wait longer is refused instead
    * @param {number} [opts.maxKeys] keys kept per counter (memory bound)
    * @param {() => number} [opts.now] clock (tests)
+   * @param {{counts: (keys: string[], nowMs: number) => Promise<Map<string, {count: number,
+   *   resetAt: number}>>, add: (keys: string[], nowMs: number, windowMs: number) =>
+   *   Promise<void>, clear: (keys: string[]) => Promise<void>}} [opts.shared] settled counts
+   *   shared by every process (the service's `users.loginFailures`); without it, this
+   *   process's memory
+   * @param {(err: Error) => void} [opts.onSharedError] told when `shared` fails (the
+   *   process's own count is used meanwhile)
    */
   constructor(opts = {}) {
+    const { shared, onSharedError, ...rest } = opts;
     const o = { ...DEFAULTS };
-    for (const [k, v] of Object.entries(opts)) if (v != null) o[k] = v;
+    for (const [k, v] of Object.entries(rest)) if (v != null) o[k] = v;
     this.opts = o;
+    this.shared = shared || null;
+    this.onSharedError = onSharedError || (() => {});
     this.now = o.now || Date.now;
     this.userAddress = new WindowCounter(o.windowMs, o.maxKeys, this.now);
     this.address = new WindowCounter(o.windowMs, o.maxKeys, this.now);
@@ -131,6 +156,7 @@ class LoginLimiter {
   async admit(user, address) {
     const deadline = this.now() + this.opts.maxWaitMs;
     for (;;) {
+      if (this.shared) await this.loadShared(user, address);
       const a = this.attempt(user, address);
       if (!a.wait) return a;
       const left = deadline - this.now();
@@ -146,23 +172,63 @@ class LoginLimiter {
     }
   }
 
+  /** The three counters' keys of an attempt: user + address, address, account. */
+  keysOf(user, address) {
+    const name = String(user);
+    return { ua: `${address}\u0000${name}`, ad: String(address), ac: name };
+  }
+
+  /** Shared keys: the three counters apart (an address and a user name may be equal). */
+  sharedKeys(k) {
+    return [`ua:${k.ua}`, `ad:${k.ad}`, `ac:${k.ac}`];
+  }
+
+  /**
+   * Sets the settled counts of an attempt's entries to the shared ones. An entry that settled
+   * an attempt of this process while the read ran keeps the larger count (the read may not
+   * have seen that write yet).
+   */
+  async loadShared(user, address) {
+    const k = this.keysOf(user, address);
+    const entries = [
+      this.userAddress.entry(k.ua),
+      this.address.entry(k.ad),
+      this.account.entry(k.ac),
+    ];
+    const before = entries.map((e) => e.version);
+    const keys = this.sharedKeys(k);
+    let counts;
+    try {
+      counts = await this.shared.counts(keys, this.now());
+    } catch (err) {
+      this.onSharedError(err);
+      return;
+    }
+    entries.forEach((e, i) => {
+      const c = counts.get(keys[i]);
+      const n = c ? c.count : 0;
+      e.count = e.version === before[i] ? n : Math.max(n, e.count);
+      if (c) e.resetAt = c.resetAt;
+    });
+  }
+
   /**
    * Checks and reserves one login attempt in a single synchronous step.
    * @param {string} user
    * @param {string} address
    * @returns {{allowed: false, retryAfter: number, wait?: object} | {allowed: true,
-   *   delayMs: number, succeeded: () => void, failed: () => void, cancel: () => void}}
-   *   `wait` (with allowed false): the limit is taken only by attempts in flight — `admit`
+   *   delayMs: number, succeeded: () => Promise<void>, failed: () => Promise<void>,
+   *   cancel: () => Promise<void>}} the outcome's promise settles once a shared count is
+   *   written (never rejects); `wait` (with allowed false): the limit is taken only by attempts in flight — `admit`
    *   waits for them instead of refusing
    */
   attempt(user, address) {
     const o = this.opts;
     const t = this.now();
-    const name = String(user);
-    const uaKey = `${address}\u0000${name}`;
-    const ua = this.userAddress.entry(uaKey);
-    const ad = this.address.entry(address);
-    const ac = this.account.entry(name);
+    const k = this.keysOf(user, address);
+    const ua = this.userAddress.entry(k.ua);
+    const ad = this.address.entry(k.ad);
+    const ac = this.account.entry(k.ac);
     const refuse = (e) => ({
       allowed: false,
       retryAfter: Math.max(1, Math.ceil((e.resetAt - t) / 1000)),
@@ -190,26 +256,44 @@ class LoginLimiter {
     const entries = [ua, ad, ac];
     for (const e of entries) e.pending++;
     let settled = false;
-    const settle = (fn) => () => {
+    // write: the shared count's change, done before the attempt settles here, so the next
+    // attempt of this process (and of any other, once answered) reads it.
+    const settle = (fn, write) => async () => {
       if (settled) return;
       settled = true;
-      for (const e of entries) if (e.pending > 0) e.pending--;
+      if (this.shared && write) {
+        try {
+          await write(this.sharedKeys(k));
+        } catch (err) {
+          this.onSharedError(err);
+        }
+      }
+      for (const e of entries) {
+        if (e.pending > 0) e.pending--;
+        e.version++;
+      }
       fn();
       for (const e of entries) wake(e);
     };
     return {
       allowed: true,
       delayMs,
-      failed: settle(() => {
-        for (const e of entries) e.count++;
-      }),
+      failed: settle(
+        () => {
+          for (const e of entries) e.count++;
+        },
+        (keys) => this.shared.add(keys, t, o.windowMs),
+      ),
       cancel: settle(() => {}),
-      succeeded: settle(() => {
-        // Reset the user's counters; attempts still in flight keep their reservation.
-        ua.count = 0;
-        ac.count = 0;
-        ac.nextSlot = 0;
-      }),
+      succeeded: settle(
+        () => {
+          // Reset the user's counters; attempts still in flight keep their reservation.
+          ua.count = 0;
+          ac.count = 0;
+          ac.nextSlot = 0;
+        },
+        (keys) => this.shared.clear([keys[0], keys[2]]),
+      ),
     };
   }
 }

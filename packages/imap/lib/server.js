@@ -77,7 +77,14 @@ class ImapServer {
     this.log = opts.logger || silentLogger();
     this.limits = { ...DEFAULTS, ...(opts.limits || {}) };
     this.verify = opts.verifyPassword || defaultVerify(opts.service);
-    this.limiter = opts.limiter || new LoginLimiter();
+    const users = opts.service && opts.service.users;
+    this.limiter =
+      opts.limiter ||
+      new LoginLimiter({
+        // Counts every process on the database shares (issue 34.4).
+        shared: users && users.loginFailures,
+        onSharedError: (err) => this.log.warn({ err: err.message }, 'imap: shared login counts'),
+      });
     this.backendKind = opts.backendKind || 'pg';
     // Loopback counts as private (plaintext LOGIN allowed) unless told otherwise (tests of
     // what a networked client sees).
@@ -244,7 +251,7 @@ class ImapServer {
     } catch (err) {
       // NO_PASSWORD: a user an import made; a failed attempt, answered with the step to take.
       if (err && err.code === 'NO_PASSWORD') {
-        a.failed();
+        await a.failed();
         return { verdict: 'nopassword', text: err.message };
       }
       if (!err || (err.code !== 'USER_NOT_FOUND' && err.code !== 'INVALID_CREDENTIALS')) {
@@ -252,8 +259,9 @@ class ImapServer {
         throw err;
       }
     }
-    if (login) a.succeeded();
-    else a.failed();
+    // Settled (and written to the shared counts) before the client is answered.
+    if (login) await a.succeeded();
+    else await a.failed();
     if (!login) return { verdict: 'bad' };
     // The credential stamp of this login (service users.credentialStamps): a session whose
     // user's stamp changes (password changed, user deleted) is closed (watchCredentials).

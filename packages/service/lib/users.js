@@ -70,6 +70,20 @@ function createUsers(store) {
     },
 
     /**
+     * The failed-login counts every process on this database shares (issue 34.4): what the
+     * LoginLimiter of @mailgate/core takes as `shared`, so a guesser spreading over several
+     * `mailgate serve` processes is limited as on one.
+     */
+    loginFailures: {
+      /** @param {string[]} keys @param {number} nowMs */
+      counts: (keys, nowMs) => store.loginFailureCounts(keys, nowMs),
+      /** @param {string[]} keys @param {number} nowMs @param {number} windowMs */
+      add: (keys, nowMs, windowMs) => store.addLoginFailure(keys, nowMs, windowMs),
+      /** @param {string[]} keys */
+      clear: (keys) => store.clearLoginFailures(keys),
+    },
+
+    /**
      * The credential stamp of each named user now (absent: deleted): a session logged in under
      * another stamp than its user's present one must end (password changed).
      * @param {string[]} names

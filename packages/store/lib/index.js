@@ -45,6 +45,7 @@ mixIn(
   require('./thread-ops').threadOps,
   require('./stats-ops').statsOps,
   require('./fleet-ops').fleetOps,
+  require('./login-ops').loginOps,
 );
 
 module.exports = {

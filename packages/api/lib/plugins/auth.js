@@ -42,7 +42,15 @@ async function authPlugin(app, opts) {
   const users = app.mailService.users;
   app.decorateRequest('user', null);
   app.decorate('auth', {
-    limiter: opts.loginLimiter || new LoginLimiter(limiterOptions(opts.loginLimit)),
+    limiter:
+      opts.loginLimiter ||
+      new LoginLimiter({
+        ...limiterOptions(opts.loginLimit),
+        // Counts every process on the database shares (issue 34.4).
+        shared: users && users.loginFailures,
+        onSharedError: (err) =>
+          app.log.warn({ err: { message: err.message } }, 'shared login counts unavailable'),
+      }),
     tokenTtlSeconds: opts.tokenTtlSeconds || 30 * 24 * 3600,
   });
 

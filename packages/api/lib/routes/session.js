@@ -21,7 +21,7 @@ async function sessionRoutes(app) {
     if (attempt.delayMs) await sleep(attempt.delayMs);
     try {
       const u = await app.timed(req, () => users.verifyLogin(name, password));
-      attempt.succeeded();
+      await attempt.succeeded();
       return u;
     } catch (err) {
       // NO_PASSWORD is a failed attempt too: it names the step to take, and the limiter
@@ -30,7 +30,8 @@ async function sessionRoutes(app) {
         attempt.cancel(); // no answer (database down): not a guess
         throw err;
       }
-      attempt.failed();
+      // Written before the answer: the guesser's next try, at any process, sees it.
+      await attempt.failed();
       req.log.info({ event: 'login-failed' }, 'failed login');
       throw err;
     }

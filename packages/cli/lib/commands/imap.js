@@ -164,7 +164,7 @@ function register(program, ctx) {
       try {
         imap = await startImap({
           service,
-          limiter: new LoginLimiter(),
+          limiter: new LoginLimiter({ shared: service.users.loginFailures }),
           log: ctx.log,
           config: ctx.config,
         });

@@ -27,10 +27,10 @@ const {
   spawnCli,
   stderrMatch,
   CLI,
-} = require('../../../test/support/db');
-const { msg, mboxOf } = require('../../../test/support/mail');
-const { esUnavailableReason } = require('../../../test/support/es');
-const { skipOutsideCI } = require('../../../test/support/skip');
+} = require('@mailgate/test-support/db');
+const { msg, mboxOf } = require('@mailgate/test-support/mail');
+const { esUnavailableReason } = require('@mailgate/test-support/es');
+const { skipOutsideCI } = require('@mailgate/test-support/skip');
 const { RawClient } = require('../../imap/test/raw-client');
 
 const PASSWORD = 'two processes pw';

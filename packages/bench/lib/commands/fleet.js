@@ -86,6 +86,8 @@ async function fleetRun({ workers, concurrency, prefix, accounts, inst, env, scr
   const reg = JSON.parse(run(['migrate', '--accounts', file, '--json'], env).stdout);
   const pg0 = treeCpu(pgPid);
   const dv0 = treeCpu(inst.pid);
+  // The machine's load around the run: a shared machine's wall time is not the code's alone.
+  const load0 = os.loadavg();
   const t0 = Date.now();
   const procs = await Promise.all(
     Array.from({ length: workers }, () =>
@@ -132,6 +134,10 @@ async function fleetRun({ workers, concurrency, prefix, accounts, inst, env, scr
     // The old server's load: Dovecot's CPU seconds per wall second (1.0 = one core busy).
     dovecotCores: Number((dv / wall).toFixed(2)),
     workerMaxRssMB: Math.max(...procs.map((p) => p.maxRssMB)),
+    loadAverage: {
+      start: load0.map((x) => Number(x.toFixed(2))),
+      end: os.loadavg().map((x) => Number(x.toFixed(2))),
+    },
   };
 }
 
@@ -145,6 +151,7 @@ async function dsyncRun({ accounts, inst, parallel, dst }) {
   fs.mkdirSync(dst, { recursive: true });
   fs.chownSync(dst, 5000, 5000);
   const dv0 = treeCpu(inst.pid);
+  const load0 = os.loadavg();
   const t0 = Date.now();
   let cpu = 0;
   const queue = [...accounts];
@@ -190,6 +197,10 @@ async function dsyncRun({ accounts, inst, parallel, dst }) {
       dovecot: Number(((dv * 1000) / files).toFixed(3)),
     },
     dovecotCores: Number((dv / wall).toFixed(2)),
+    loadAverage: {
+      start: load0.map((x) => Number(x.toFixed(2))),
+      end: os.loadavg().map((x) => Number(x.toFixed(2))),
+    },
   };
 }
 

@@ -6,6 +6,8 @@
  *
  *   node scripts/elasticsearch/es.js start|stop|status
  *
+ * A cluster of local nodes: ES_NODES=2 (see clusterNodes below; ES_NODE=n for one node).
+ *
  * Environment: ES_PORT (http, 9200), ES_TRANSPORT_PORT (9300), ES_HOME (scratch dir, <repo>/.es),
  * ES_JAVA_OPTS (replaces the default "-Xms512m -Xmx512m"), ES_START_TIMEOUT (seconds, 120),
  * ES_STOP_TIMEOUT (seconds, 30).
@@ -326,13 +328,66 @@ async function status() {
   return h ? 0 : 1;
 }
 
+/*
+ * A cluster of local nodes (issue 34.5): ES_NODES=2 runs this script once per node with that
+ * node's environment. Node 1 is master-eligible and holds data; the others hold data only, so
+ * stopping one of them leaves the cluster up (two master-eligible nodes could not lose either:
+ * a cluster that survives losing any node needs three). Own ports (HTTP 9210+, transport
+ * 9310+), never the dev node's 9200 or CI's 9201; homes <ES_HOME>/node-N; heaps 256 MB each
+ * unless ES_JAVA_OPTS says otherwise. ES_NODE=N limits a command to node N (stop one node,
+ * start it again).
+ */
+function clusterNodes(count) {
+  const httpBase = intEnv('ES_PORT', 9210);
+  const transportBase = intEnv('ES_TRANSPORT_PORT', 9310);
+  const home = path.resolve(process.env.ES_HOME || path.join(REPO_DIR, '.es-cluster'));
+  const seeds = Array.from({ length: count }, (_, i) => `127.0.0.1:${transportBase + i}`);
+  return Array.from({ length: count }, (_, i) => ({
+    n: i + 1,
+    env: {
+      ES_NODES: '',
+      ES_PORT: String(httpBase + i),
+      ES_TRANSPORT_PORT: String(transportBase + i),
+      ES_HOME: path.join(home, `node-${i + 1}`),
+      ES_NODE_NAME: `mailgate-node-${i + 1}`,
+      ES_CLUSTER_NAME: process.env.ES_CLUSTER_NAME || 'mailgate-cluster',
+      ES_SEED_HOSTS: seeds.join(','),
+      ES_INITIAL_MASTER_NODES: 'mailgate-node-1',
+      ES_NODE_ROLES: i === 0 ? '' : 'data,ingest',
+      ES_JAVA_OPTS: process.env.ES_JAVA_OPTS || '-Xms256m -Xmx256m',
+    },
+  }));
+}
+
+/** Runs a command on each node of the cluster (in order; stop in reverse order). */
+function clusterCommand(cmd, count) {
+  let nodes = clusterNodes(count);
+  if (process.env.ES_NODE) nodes = nodes.filter((x) => String(x.n) === process.env.ES_NODE);
+  if (!nodes.length) throw new UsageError(`ES_NODE must be 1..${count}`);
+  if (cmd === 'stop') nodes.reverse();
+  let rc = 0;
+  for (const node of nodes) {
+    const r = spawnSync(process.execPath, [__filename, cmd], {
+      stdio: 'inherit',
+      env: { ...process.env, ...node.env, ES_NODE: '' },
+    });
+    rc = Math.max(rc, r.status === null ? 1 : r.status);
+    if (cmd === 'start' && r.status !== 0) break;
+  }
+  return rc;
+}
+
 async function main(argv) {
   const commands = { start, stop, status };
   const cmd = commands[argv[0]];
   if (!cmd || argv.length !== 1) {
-    console.error('usage: node scripts/elasticsearch/es.js start|stop|status');
+    console.error(
+      'usage: [ES_NODES=2 [ES_NODE=n]] node scripts/elasticsearch/es.js start|stop|status',
+    );
     return 2;
   }
+  const nodes = process.env.ES_NODES ? intEnv('ES_NODES', 1) : 1;
+  if (nodes > 1) return clusterCommand(argv[0], nodes);
   return cmd();
 }
 

@@ -7,7 +7,9 @@
  * Elasticsearch version pinned in pom.xml.
  *
  * Environment: ES_HOME (scratch dir, required), ES_PORT (http, default 9200),
- * ES_TRANSPORT_PORT (default 9300), ES_CLUSTER_NAME (default mailgate-dev).
+ * ES_TRANSPORT_PORT (default 9300), ES_CLUSTER_NAME (default mailgate-dev), ES_NODE_NAME; for a
+ * cluster of local nodes ES_SEED_HOSTS (transport host:port list), ES_INITIAL_MASTER_NODES and
+ * ES_NODE_ROLES (comma lists).
  */
 package org.elasticsearch.node;
 
@@ -60,19 +62,30 @@ public final class LocalElasticsearch extends Node {
         String nodeName = env("ES_NODE_NAME", "mailgate-local");
         String clusterName = env("ES_CLUSTER_NAME", "mailgate-dev");
 
-        Settings settings = Settings.builder()
+        Settings.Builder builder = Settings.builder()
             .put("path.home", homeDir.toString())
             .put("path.data", data.toString())
             .put("path.logs", logs.toString())
             .put("node.name", nodeName)
             .put("cluster.name", clusterName)
-            .put("discovery.type", "single-node")
             .put("network.host", "127.0.0.1")
             .put("http.port", env("ES_PORT", "9200"))
             .put("transport.port", env("ES_TRANSPORT_PORT", "9300"))
             // Otherwise a nearly full disk turns indices read-only.
-            .put("cluster.routing.allocation.disk.threshold_enabled", false)
-            .build();
+            .put("cluster.routing.allocation.disk.threshold_enabled", false);
+        // A cluster of several local nodes (es.js start with ES_NODES=2): the others' transport
+        // addresses, the master-eligible node that forms the cluster, this node's roles.
+        String seeds = env("ES_SEED_HOSTS", null);
+        if (seeds == null) {
+            builder.put("discovery.type", "single-node");
+        } else {
+            builder.putList("discovery.seed_hosts", List.of(seeds.split(",")));
+            builder.putList("cluster.initial_master_nodes",
+                List.of(env("ES_INITIAL_MASTER_NODES", nodeName).split(",")));
+            String roles = env("ES_NODE_ROLES", null);
+            if (roles != null) builder.putList("node.roles", List.of(roles.split(",")));
+        }
+        Settings settings = builder.build();
 
         LogConfigurator.registerErrorListener();
         LogConfigurator.setNodeName(nodeName);

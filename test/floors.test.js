@@ -41,7 +41,7 @@ const FLOORS = {
   legacy: 2,
   importer: 2,
   dovecot: 2, // starts a real Dovecot (a legacy server) for the bench and the tests
-  model: 1, // issue 31.2 (house2): the message model, once it exists
+  model: 1, // the message model (issue 31.2): column row, header row, list row, preview
   core: 1,
   query: 1,
   mime: 1,
@@ -70,7 +70,6 @@ const ALLOWED = {
  * The one who lands the move deletes the line (a line whose arrow is gone fails).
  */
 const TODAY = {
-  'api -> es': ['house2, 31.3: the outbox worker starts in the service', '2026-11-27'],
   'bench -> importer': ["house2, 31.3: the bench's set-up through the service", '2026-11-27'],
   'bench -> legacy': ["house2, 31.3: the bench's set-up through the service", '2026-11-27'],
   'bench -> es': ["house2, 31.3: bench es's mirror set-up through the service", '2026-11-27'],
@@ -78,12 +77,6 @@ const TODAY = {
     "house2, 31.3: bench es/legacy's store set-up through the service",
     '2026-11-27',
   ],
-  'cli -> es': ['house2, 31.3: es reindex/verify as service operations', '2026-11-27'],
-  'cli -> importer': ['house2, 31.3: import/export/verify as service operations', '2026-11-27'],
-  'cli -> legacy': ['house2, 31.3: the legacy upstream admin in the service', '2026-11-27'],
-  'es -> store': ['house2, 31.2: the ES document from the model', '2026-11-27'],
-  'importer -> store': ['house2, 31.2: deriveRow/preview from the model', '2026-11-27'],
-  'legacy -> store': ['house2, 31.2: header row and flag split from the model', '2026-11-27'],
 };
 
 /** Files outside the store whose code holds SQL (or text the SQL pattern takes for it). */

@@ -1,6 +1,6 @@
 'use strict';
 
-const { headerRow } = require('@mailgate/store');
+const { headerRow } = require('@mailgate/model');
 const { wordsText } = require('./words');
 
 /*
@@ -21,7 +21,7 @@ const MAX_TERM_BYTES = 32766;
 const raw = (s) => (s && Buffer.byteLength(s) <= MAX_TERM_BYTES ? s : null);
 
 /**
- * The ES document of a message row: the store's header row (one shape for every path) plus
+ * The ES document of a message row: the model's header row (one shape for every path) plus
  * the search-only text fields ES indexes.
  * @param {number} userId
  * @param {object} row a mirror row (@mailgate/store mirrorRows / mirrorPage)

@@ -4,7 +4,8 @@ const { ImapFlow } = require('imapflow');
 const { errors, upstreamSecurity } = require('@mailgate/core');
 const { compileImap, compilePredicate } = require('@mailgate/query');
 const { parseMessage } = require('@mailgate/mime');
-const { headerRowFromParsed, splitFlags } = require('@mailgate/store');
+const { headerRowFromParsed } = require('@mailgate/model');
+const { splitFlags } = require('@mailgate/readers');
 const { describe, toAst, pageRows } = require('./message');
 
 /*

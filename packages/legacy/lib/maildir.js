@@ -10,7 +10,7 @@ const {
   findMaildirs,
 } = require('@mailgate/readers');
 const { FileBackend } = require('./file-backend');
-const { splitFlags } = require('@mailgate/store');
+const { splitFlags } = require('@mailgate/readers');
 const { applyChange, sameSet } = require('./message');
 
 /*

@@ -19,7 +19,7 @@ const { errors, createLogger } = require('@mailgate/core');
 const { FileBackend } = require('./file-backend');
 const { lockMailbox, readLock, DEFAULT_WAIT_MS } = require('./lock');
 const { rewriteInPlace, recover, needsRecovery } = require('./mbox-journal');
-const { splitFlags } = require('@mailgate/store');
+const { splitFlags } = require('@mailgate/readers');
 const { applyChange, sameSet, describe, toAst } = require('./message');
 
 /*

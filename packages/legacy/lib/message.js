@@ -3,7 +3,7 @@
 const { parseMessage } = require('@mailgate/mime');
 const { parse, QueryError } = require('@mailgate/query');
 const { errors } = require('@mailgate/core');
-const { headerRowFromParsed } = require('@mailgate/store');
+const { headerRowFromParsed } = require('@mailgate/model');
 
 /**
  * Derives, from one message's raw bytes, what the file backends need: the header row (built

@@ -21,6 +21,7 @@ const { Purger } = require('./purger');
 const { createUsers } = require('./users');
 const { createDelivery, outcomeOf } = require('./delivery');
 const { UserGate } = require('./user-gate');
+const { createTransfer, checkExportTarget } = require('./transfer');
 const { createFleet } = require('./fleet');
 
 /** Backend kinds openBackend knows. */
@@ -79,6 +80,10 @@ class MailService {
     // Local delivery (LMTP, `mailgate deliver`): the address rule and the delivery headers;
     // messages are stored through the pg backend's append (delivery.js).
     this.delivery = createDelivery(this);
+    // Import, export, verify, the quarantine and one account's migration (transfer.js): the
+    // importer's operations on this store, so no edge needs the importer or the store.
+    this.transfer = createTransfer(this);
+    this.outboxWorker = null;
     // One per process: HTTP routes and IMAP commands of a user share its slots.
     const c = this.config;
     this.gate = new UserGate({
@@ -170,10 +175,57 @@ class MailService {
   /**
    * Ships every queued change to Elasticsearch and refreshes the indexes, so es searches see
    * all writes made so far (tests, `mailgate es sync`).
+   * @param {{batchRows?: number, maxAttempts?: number, afterBulk?: Function, onProgress?: Function}} [opts]
    */
-  async syncMirror() {
+  async syncMirror(opts = {}) {
     const { syncAll } = require('@mailgate/es');
-    return syncAll(this.openMirror());
+    return syncAll({ ...this.openMirror(), ...opts });
+  }
+
+  /**
+   * Rebuilds the Elasticsearch indexes of every user (or of `user`) from PostgreSQL into new
+   * indexes and switches the aliases (`mailgate es reindex`).
+   * @param {{user?: string}} [opts]
+   */
+  async reindexMirror(opts = {}) {
+    const { reindex } = require('@mailgate/es');
+    const mirror = this.openMirror();
+    if (opts.user) await this.users.get(opts.user);
+    return reindex(mirror, { user: opts.user });
+  }
+
+  /**
+   * Compares PostgreSQL and Elasticsearch per user and mailbox (`mailgate es verify`).
+   * @param {{user?: string}} [opts]
+   * @returns {Promise<{ok: boolean, pending: number, users: object[]}>}
+   */
+  async verifyMirror(opts = {}) {
+    const { verify } = require('@mailgate/es');
+    const mirror = this.openMirror();
+    if (opts.user) await this.users.get(opts.user);
+    return verify(mirror, { user: opts.user });
+  }
+
+  /**
+   * Starts the Elasticsearch outbox worker beside the purger: it drains es_outbox while the
+   * process serves, and stops in close(). ES_NOT_CONFIGURED without ELASTICSEARCH_URL.
+   * Idempotent: one worker per service.
+   * @param {{log?: import('pino').Logger}} [opts] where the worker logs (default the service's)
+   */
+  startOutboxWorker(opts = {}) {
+    if (!this.outboxWorker) {
+      const { EsWorker } = require('@mailgate/es');
+      this.outboxWorker = new EsWorker({ ...this.openMirror(), log: opts.log || this.logger });
+    }
+    this.outboxWorker.start();
+    return this.outboxWorker;
+  }
+
+  /** Stops the outbox worker after its current batch (nothing when none runs). */
+  async stopOutboxWorker() {
+    const w = this.outboxWorker;
+    this.outboxWorker = null;
+    if (w) await w.stop();
   }
 
   /**
@@ -221,6 +273,7 @@ class MailService {
     if (this.closed) return;
     this.closed = true;
     await this.fleet.close();
+    await this.stopOutboxWorker();
     if (this.purger) await this.purger.close();
     await legacy.closeBackends();
     if (this.mirror) await this.mirror.close();
@@ -232,8 +285,24 @@ class MailService {
   }
 }
 
+/**
+ * Records where a user's legacy mail lives (`mailgate legacy add-user`): mbox folder, Maildir,
+ * upstream IMAP account (only the password's variable name is kept), in
+ * $MAILGATE_HOME/legacy.json. Needs no database, so no service: the file is the whole state.
+ * @param {{home: string}} config loadConfig() result
+ * @param {string} user
+ * @param {object} entry `{mboxDir?, maildir?, imap?}`
+ * @returns {object} the saved entry
+ */
+function addLegacyUser(config, user, entry) {
+  return legacy.addLegacyUser(config.home, user, entry);
+}
+
 module.exports = {
   createMailService,
+  addLegacyUser,
+  // An export's target checked before any database is opened (OUTPUT_EXISTS without --force).
+  checkExportTarget,
   // The list view's row (a projection of the header row), for edges that page full rows.
   listRowOf,
   MailService,

@@ -3,7 +3,6 @@
 const fp = require('fastify-plugin');
 const { loadConfig } = require('@mailgate/core');
 const { createMailService } = require('@mailgate/service');
-const { EsWorker } = require('@mailgate/es');
 const { StreamGate } = require('../streams');
 
 /*
@@ -61,10 +60,11 @@ async function mailPlugin(app, opts) {
     return app.timed(req, () => service.openBackend(k, user));
   });
 
-  let esWorker = null;
-  if (opts.elasticsearchUrl && opts.esWorker !== false) {
-    esWorker = new EsWorker({ ...service.openMirror(), log: app.log });
-  }
+  // The Elasticsearch outbox worker is the service's, beside its purger: started when the
+  // app is ready, stopped when it closes. The mirror is opened now, so a missing
+  // configuration fails the build, not the start.
+  const esWorker = Boolean(opts.elasticsearchUrl && opts.esWorker !== false);
+  if (esWorker) service.openMirror();
   // Rows hidden by an earlier run that stopped before purging them (crash, shutdown): listed
   // in the background at start; close waits for the listing, so no query outlives the app.
   let leftovers = Promise.resolve();
@@ -76,10 +76,10 @@ async function mailPlugin(app, opts) {
           app.log.warn({ err: { message: err.message } }, 'could not list pending purges'),
         );
     }
-    if (esWorker) esWorker.start();
+    if (esWorker) service.startOutboxWorker({ log: app.log });
   });
   app.addHook('onClose', async () => {
-    if (esWorker) await esWorker.stop();
+    if (esWorker) await service.stopOutboxWorker();
     await leftovers;
     if (owned) await service.close();
   });

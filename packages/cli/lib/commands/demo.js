@@ -2,7 +2,6 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const importer = require('@mailgate/importer');
 const { serve } = require('./serve');
 const { createToken } = require('./token');
 
@@ -35,8 +34,7 @@ async function demo({ service, user, config, log }) {
   process.stderr.write(`mailgate demo: importing the SpamAssassin corpus (${files.join(', ')})\n`);
   let total = 0;
   for (const file of files) {
-    const r = await importer.runImport({
-      store: service.store,
+    const r = await service.transfer.importMail({
       kind: 'mbox',
       paths: [file],
       user,

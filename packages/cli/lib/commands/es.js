@@ -1,7 +1,6 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const es = require('@mailgate/es');
 const { positiveInt } = require('../context');
 
 /*
@@ -14,14 +13,8 @@ const { positiveInt } = require('../context');
  * @param {import('../context').CliContext} ctx
  */
 function register(program, ctx) {
-  // The service owns the mirror (and closes it): ES_NOT_CONFIGURED without ELASTICSEARCH_URL.
-  const withMirror = (fn) => ctx.withService((service) => fn(service.openMirror(), service));
-  // Every user, or the one of --user (USER_NOT_FOUND before any work when it does not exist).
-  const forUsers = (o, fn) =>
-    withMirror(async (m, service) => {
-      if (o.user) await service.users.get(o.user);
-      return fn(m, { user: o.user });
-    });
+  // The service owns the mirror (and closes it): ES_NOT_CONFIGURED without ELASTICSEARCH_URL;
+  // with --user, USER_NOT_FOUND before any work when the user does not exist.
   const cmd = program
     .command('es')
     .description('the Elasticsearch mirror (needs ELASTICSEARCH_URL; see packages/es/README.md)');
@@ -39,9 +32,8 @@ function register(program, ctx) {
     .action(async (o) => {
       // Test hook for the crash test: pause after each acknowledged bulk, before COMMIT.
       const pauseMs = Number(process.env.MAILGATE_ES_SYNC_PAUSE_MS) || 0;
-      const r = await withMirror((m) =>
-        es.syncAll({
-          ...m,
+      const r = await ctx.withService((service) =>
+        service.syncMirror({
           batchRows: o.batch,
           maxAttempts: o.attempts,
           afterBulk: pauseMs
@@ -67,7 +59,7 @@ function register(program, ctx) {
     .option('--user <user>', 'only this user')
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
-      const r = await forUsers(o, es.reindex);
+      const r = await ctx.withService((service) => service.reindexMirror({ user: o.user }));
       ctx.out(o.json, r, (x) => {
         for (const u of x.users) {
           process.stderr.write(
@@ -83,7 +75,7 @@ function register(program, ctx) {
     .option('--user <user>', 'only this user')
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
-      const r = await forUsers(o, es.verify);
+      const r = await ctx.withService((service) => service.verifyMirror({ user: o.user }));
       ctx.out(o.json, r, (x) => {
         for (const u of x.users) {
           if (u.mappingOutdated) {

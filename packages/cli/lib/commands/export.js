@@ -1,7 +1,7 @@
 'use strict';
 
 const { Option } = require('commander');
-const importer = require('@mailgate/importer');
+const { checkExportTarget } = require('@mailgate/service');
 const { checkOutput, outputFailure } = require('../files');
 
 /*
@@ -43,9 +43,9 @@ function register(program, ctx) {
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {
       checkOutput(o.out, 'file');
-      importer.checkExportTarget(o.out, 'file', o);
+      checkExportTarget(o.out, 'file', o);
       const r = await ctx
-        .withService((service) => importer.exportMbox({ store: service.store, ...o }), READ_ONLY)
+        .withService((service) => service.transfer.exportMail('mbox', o), READ_ONLY)
         .catch((err) => {
           throw outputFailure(err, o.out);
         });
@@ -66,11 +66,10 @@ function register(program, ctx) {
       .option('--quiet', 'print nothing but errors')
       .option('--json', 'print one JSON result object on stdout')
       .action(async (o) => {
-        const fn = kind === 'mh' ? importer.exportMh : importer.exportMaildir;
         checkOutput(o.out, 'directory');
-        importer.checkExportTarget(o.out, 'directory', o);
+        checkExportTarget(o.out, 'directory', o);
         const r = await ctx
-          .withService((service) => fn({ store: service.store, ...o }), READ_ONLY)
+          .withService((service) => service.transfer.exportMail(kind, o), READ_ONLY)
           .catch((err) => {
             throw outputFailure(err, o.out);
           });

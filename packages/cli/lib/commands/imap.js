@@ -107,7 +107,7 @@ async function startImap(o) {
 /**
  * The hook of `mailgate migrate U --on-login`: at a proxied login of a user whose flag is set,
  * this process takes the flag and runs the migration in the background (import, verify,
- * cutover; @mailgate/importer migrateAccount). The outcome is logged; a failed migration arms
+ * cutover; the service's transfer.migrateAccount). The outcome is logged; a failed migration arms
  * the flag again so that a later login retries. The relayed session is closed at cutover like
  * any other.
  * @param {{service: object, log: import('pino').Logger, config: object}} o
@@ -121,9 +121,7 @@ function migrateOnLogin(o) {
     log.info({ user }, 'migration started at login');
     let ok = false;
     try {
-      const importer = require('@mailgate/importer');
-      const r = await importer.migrateAccount({
-        store: o.service.store,
+      const r = await o.service.transfer.migrateAccount({
         user,
         imap: o.service.upstreamAccount(user),
         workers: o.config.importWorkers,

@@ -2,14 +2,13 @@
 
 const { Option } = require('commander');
 const { errors } = require('@mailgate/core');
-const importer = require('@mailgate/importer');
 const { withInterrupt } = require('../interrupt');
 const { boundImportHeap } = require('../heap');
 const { checkSources } = require('../files');
 
 /*
  * `mailgate import mbox|maildir|mh|imap`: one command per source kind, all through
- * importer.runImport. Ctrl-C finishes the current batch so that a re-run resumes.
+ * the mail service's transfer.importMail. Ctrl-C finishes the current batch so that a re-run resumes.
  */
 
 /**
@@ -99,8 +98,7 @@ async function runImportCommand(ctx, kind, paths, o) {
   boundImportHeap();
   const report = await withInterrupt((signal) =>
     ctx.withService((service) =>
-      importer.runImport({
-        store: service.store,
+      service.transfer.importMail({
         kind,
         paths: list,
         user: o.user,

@@ -1,7 +1,7 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const legacy = require('@mailgate/legacy');
+const { addLegacyUser } = require('@mailgate/service');
 
 /*
  * `mailgate legacy add-user`: where a user's legacy mail lives, for the comparison backends.
@@ -54,7 +54,7 @@ function register(program, ctx) {
       if (!entry.mboxDir && !entry.maildir && !entry.imap)
         throw new errors.USAGE('legacy add-user: give --mbox-dir, --maildir and/or --imap-host');
       // Only the variable's name is stored and printed, never the password.
-      const saved = legacy.addLegacyUser(ctx.config.home, user, entry);
+      const saved = addLegacyUser(ctx.config, user, entry);
       ctx.out(o.json, { user, ...saved }, (x) =>
         process.stderr.write(`legacy storage of ${user}: ${JSON.stringify(x)}\n`),
       );

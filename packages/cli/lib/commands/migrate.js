@@ -2,7 +2,6 @@
 
 const fs = require('node:fs');
 const { errors } = require('@mailgate/core');
-const importer = require('@mailgate/importer');
 const { withInterrupt } = require('../interrupt');
 const { boundImportHeap } = require('../heap');
 const { positiveInt } = require('../context');
@@ -216,8 +215,7 @@ async function migrate(ctx, user, o) {
   boundImportHeap();
   const result = await withInterrupt((signal) =>
     ctx.withService(async (service) =>
-      importer.migrateAccount({
-        store: service.store,
+      service.transfer.migrateAccount({
         user,
         imap: service.upstreamAccount(user),
         cutover: o.cutover !== false,

@@ -1,6 +1,5 @@
 'use strict';
 
-const importer = require('@mailgate/importer');
 const { errors } = require('@mailgate/core');
 const { printTable } = require('../format');
 
@@ -27,13 +26,13 @@ function register(program, ctx) {
             const id = Number(o.raw);
             if (!Number.isSafeInteger(id) || id < 1)
               throw new errors.USAGE(`--raw needs an entry id from the list, not "${o.raw}"`);
-            const raw = await importer.quarantineRaw({ store: service.store, user: o.user, id });
+            const raw = await service.transfer.quarantineRaw(o.user, id);
             await new Promise((resolve, reject) =>
               process.stdout.write(raw, (err) => (err ? reject(err) : resolve())),
             );
             return;
           }
-          const rows = await importer.listQuarantine({ store: service.store, user: o.user });
+          const rows = await service.transfer.listQuarantine(o.user);
           ctx.out(o.json, { total: rows.length, quarantine: rows }, (x) =>
             printTable(x.quarantine, ['id', 'source', 'position', 'reason', 'detail']),
           );

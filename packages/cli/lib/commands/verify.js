@@ -3,7 +3,6 @@
 const path = require('node:path');
 const { Argument } = require('commander');
 const { errors } = require('@mailgate/core');
-const importer = require('@mailgate/importer');
 const { checkSources } = require('../files');
 
 /*
@@ -33,12 +32,12 @@ function register(program, ctx) {
       checkSources(kind, [p]);
       const r = await ctx.withService(
         async (service) => {
-          const res = await importer.verifySource({ store: service.store, kind, path: p, ...o });
+          const res = await service.transfer.verifySource({ kind, path: p, ...o });
           // An mbox file is one mailbox (--mailbox, else the name import gives the file): when
           // it does not exist, say so rather than list every message as missing. Asked after
           // the pass: a file whose entries were all quarantined has no mailbox and verifies.
           if (!res.ok && kind === 'mbox') {
-            const mailbox = o.mailbox || importer.mailboxForMboxFile(path.resolve(p));
+            const mailbox = o.mailbox || service.transfer.mailboxForMboxFile(path.resolve(p));
             const be = await service.openBackend('pg', o.user);
             try {
               await be.status(mailbox, { counts: false });

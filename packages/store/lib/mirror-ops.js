@@ -11,15 +11,18 @@
 // order: ES indexes exactly PostgreSQL's words (@mailgate/es words.js). The tsvector already
 // covers subject, From/To/Cc text and the first 200,000 body characters, so the body itself
 // is not shipped.
+// unnest's columns named: Citus deparses the subquery for the worker and loses an unnamed one.
 const lexemePairs = (tsv) =>
   `(SELECT json_agg(json_build_array(p, u.lexeme) ORDER BY p, u.lexeme)
-      FROM unnest(${tsv}) u, unnest(u.positions) p)`;
+      FROM unnest(${tsv}) AS u(lexeme, positions, weights), unnest(u.positions) AS p)`;
 
+// The words subquery names the user by its parameter (the statement's first): correlated on
+// m.user_id alone, Citus cannot prove it stays in one shard and plans a task per shard.
 const DOC_COLUMNS = `m.mailbox_id, b.name AS mailbox, m.uid, m.modseq, m.expunged, m.subject,
   m.from_name, m.from_addr, m.from_text, m.to_addrs, m.to_text, m.cc_addrs, m.cc_text,
   m.message_id, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
   ${lexemePairs(`(SELECT w.tsv FROM message_words w
-      WHERE w.user_id = m.user_id AND w.mailbox_id = m.mailbox_id AND w.uid = m.uid)`)} AS lexemes`;
+      WHERE w.user_id = ? AND w.mailbox_id = m.mailbox_id AND w.uid = m.uid)`)} AS lexemes`;
 
 // Arbitrary constant naming the drainer lock in pg_advisory_xact_lock's key space: one
 // drainer at a time cluster-wide (`mailgate serve` and `es sync`); reindex waits on it.
@@ -32,7 +35,7 @@ async function docRows(db, userId, keys) {
          ON m.mailbox_id = k.mailbox_id AND m.uid = k.uid
        JOIN mailboxes b ON b.id = m.mailbox_id AND b.user_id = m.user_id
       WHERE m.user_id = ?`,
-    [keys.map((k) => k.mailboxId), keys.map((k) => k.uid), userId],
+    [userId, keys.map((k) => k.mailboxId), keys.map((k) => k.uid), userId],
   );
   return r.rows;
 }
@@ -94,7 +97,7 @@ const mirrorOps = {
          JOIN mailboxes b ON b.id = m.mailbox_id AND b.user_id = m.user_id
         WHERE m.user_id = ? AND NOT m.expunged ${after ? 'AND (m.mailbox_id, m.uid) > (?, ?)' : ''}
         ORDER BY m.mailbox_id, m.uid LIMIT ?`,
-      after ? [userId, after.mailboxId, after.uid, limit] : [userId, limit],
+      after ? [userId, userId, after.mailboxId, after.uid, limit] : [userId, userId, limit],
     );
     return r.rows;
   },

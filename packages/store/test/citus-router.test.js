@@ -253,6 +253,17 @@ run('Citus: every per-user store operation is a router query (issue 34.2)', () =
     expect((await store.search(ben.id, 'happy')).total).toBe(10);
   });
 
+  test("the ES mirror's reads of one user", async () => {
+    const keys = (await store.scanHeaders(ann.id, inbox))
+      .slice(0, 3)
+      .map((r) => ({ mailboxId: inbox, uid: r.uid }));
+    const rows = await routed('mirrorRows', () => store.mirrorRows(ann.id, keys));
+    expect(rows).toHaveLength(3);
+    expect(rows[0].lexemes.length).toBeGreaterThan(0);
+    const page = await routed('mirrorPage', () => store.mirrorPage(ann.id, null, 10));
+    expect(page).toHaveLength(10);
+  });
+
   test('cross-user operations are named and bounded', async () => {
     // The only statements that span users: listing users (admin), the outbox drain (LIMIT,
     // id order) and its count. They run with the multi-task guard off.

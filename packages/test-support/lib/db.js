@@ -16,6 +16,7 @@ async function createTestDatabase() {
   const adminUrl = process.env.MAILGATE_TEST_ADMIN_URL;
   if (!adminUrl) throw new Error('test database not set up: run tests through jest (globalSetup)');
   const name = `mgt_${process.env.JEST_WORKER_ID || 0}_${crypto.randomBytes(4).toString('hex')}`;
+  if (process.env.MAILGATE_TEST_CITUS_BASE) return createCitusTestDatabase(name);
   const admin = Knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
   await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${process.env.MAILGATE_TEST_TEMPLATE}`);
   const u = new URL(adminUrl);
@@ -30,6 +31,27 @@ async function createTestDatabase() {
       await knex.destroy();
       await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.destroy();
+    },
+  };
+}
+
+/** createTestDatabase on a Citus cluster: made on every node, then migrated (distributed). */
+async function createCitusTestDatabase(name) {
+  const { createCitusDatabase } = require('./citus');
+  const cluster = await createCitusDatabase(name, process.env.MAILGATE_TEST_CITUS_BASE);
+  const knex = Knex({
+    client: 'pg',
+    connection: cluster.url,
+    migrations: { directory: MIGRATIONS_DIR },
+  });
+  await knex.migrate.latest();
+  return {
+    url: cluster.url,
+    knex,
+    store: new PgStore(knex),
+    async drop() {
+      await knex.destroy();
+      await cluster.drop();
     },
   };
 }

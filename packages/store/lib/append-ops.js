@@ -16,7 +16,8 @@ const { threadFresh, THREAD_LOCK } = require('./thread-ops');
  * round trips (thread lock, mailbox lock, UIDNEXT, duplicate index, message row, source row,
  * thread keys, thread lookups, root keys, thread id update, commit), and on a busy machine each
  * round trip costs a context switch on both sides. Now a transaction is: the thread lock and
- * the UIDs in one statement, the thread lookups (usually one), and one statement that inserts
+ * the UIDs in one statement, the thread lookups (one per step of link distance, plus one for
+ * the subject: 2.6 on average on the Enron mail), and one statement that inserts
  * the message rows with their thread ids, the source rows, the thread keys and the outbox rows
  * (data-modifying CTEs), then COMMIT. Nothing in it grows with the mailbox: no count, no
  * list snapshot, no rethreading beyond what the new messages touch.

@@ -66,6 +66,11 @@ const appendOps = {
    */
   async appendMessages(userId, mailbox, msgs) {
     const hashes = msgs.map((m) => crypto.createHash('sha256').update(m.raw).digest());
+    return retryDeadlock(() => this.appendTransaction(userId, mailbox, msgs, hashes));
+  },
+
+  /** appendMessages' one transaction (retried whole by retryDeadlock). */
+  async appendTransaction(userId, mailbox, msgs, hashes) {
     return this.knex.transaction(async (trx) => {
       const mb = await allocate(trx, userId, mailbox, msgs.length);
       const first = Number(mb.first);
@@ -161,6 +166,26 @@ async function allocate(trx, userId, mailbox, n) {
     throw new errors.MAILBOX_NOT_FOUND(named ? mailbox.name : String(mailbox));
   }
   return { ...r.rows[0], id: Number(r.rows[0].id) };
+}
+
+/**
+ * Runs a transaction again (up to 3 times in all) when PostgreSQL cancelled it as a deadlock
+ * victim (40P01): it rolled back whole, so running it again stores the messages once. On Citus a
+ * shard move of the rebalancer (block_writes) can close a distributed deadlock with the append's
+ * steps, and the cluster cancels the append (packages/store/test/citus-add-node.test.js); the
+ * sender must not see that.
+ * @template T
+ * @param {() => Promise<T>} fn
+ * @returns {Promise<T>}
+ */
+async function retryDeadlock(fn) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err.code !== '40P01' || attempt >= 3) throw err;
+    }
+  }
 }
 
 /**

@@ -38,12 +38,7 @@ mixIn(
   require('./mail-ops').mailOps,
   require('./mailbox-ops').mailboxOps,
   require('./append-ops').appendOps,
-  require('./mirror-ops').mirrorOps,
-  require('./import-ops').importOps,
-  require('./search-order').searchOrderOps,
-  require('./imap-meta-ops').imapMetaOps,
   require('./thread-ops').threadOps,
-  require('./stats-ops').statsOps,
   require('./fleet-ops').fleetOps,
   require('./login-ops').loginOps,
 );

@@ -2,7 +2,8 @@
 
 /*
  * What the Elasticsearch mirror (@mailgate/es) reads and the outbox it drains: the SQL of the
- * mirror lives here, @mailgate/es only talks to ES. Added to PgStore's prototype (index.js).
+ * mirror lives here, @mailgate/es only talks to ES. Plain functions taking the store
+ * first (PgStore's methods of the same names call them).
  * Documents are built from the current row (state shipping, see packages/es/README.md): the
  * outbox only says "this message changed".
  */
@@ -40,132 +41,153 @@ async function docRows(db, userId, keys) {
   return r.rows;
 }
 
-const mirrorOps = {
-  /**
-   * One drain step of the outbox in ONE transaction: takes the drainer lock (or answers
-   * `{busy: true}`), reads the oldest rows, lets `ship(rows, loadRows)` send them, and deletes
-   * them only when `ship` resolves — a crash or a failed ship leaves them queued.
-   * @param {number} limit rows per step
-   * @param {(rows: object[], loadRows: (userId: number, keys: Array<{mailboxId: number, uid: number}>) => Promise<object[]>) => Promise<object>} ship
-   * @returns {Promise<{busy?: boolean, rows: number} & object>}
-   */
-  async drainOutbox(limit, ship) {
-    return this.knex.transaction(async (trx) => {
-      const lock = await trx.raw('SELECT pg_try_advisory_xact_lock(?) AS ok', [DRAIN_LOCK]);
-      if (!lock.rows[0].ok) return { busy: true, rows: 0 };
-      const rows = (
-        await trx.raw(
-          'SELECT id, user_id, mailbox_id, uid, modseq, op FROM es_outbox ORDER BY id LIMIT ?',
-          [limit],
-        )
-      ).rows;
-      if (!rows.length) return { rows: 0 };
-      const result = await ship(rows, (userId, keys) => docRows(trx, userId, keys));
-      await trx.raw('DELETE FROM es_outbox WHERE id = ANY(?::bigint[])', [rows.map((r) => r.id)]);
-      return { ...result, rows: rows.length };
-    });
-  },
+/**
+ * One drain step of the outbox in ONE transaction: takes the drainer lock (or answers
+ * `{busy: true}`), reads the oldest rows, lets `ship(rows, loadRows)` send them, and deletes
+ * them only when `ship` resolves — a crash or a failed ship leaves them queued.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} limit rows per step
+ * @param {(rows: object[], loadRows: (userId: number, keys: Array<{mailboxId: number, uid: number}>) => Promise<object[]>) => Promise<object>} ship
+ * @returns {Promise<{busy?: boolean, rows: number} & object>}
+ */
+async function drainOutbox(store, limit, ship) {
+  return store.knex.transaction(async (trx) => {
+    const lock = await trx.raw('SELECT pg_try_advisory_xact_lock(?) AS ok', [DRAIN_LOCK]);
+    if (!lock.rows[0].ok) return { busy: true, rows: 0 };
+    const rows = (
+      await trx.raw(
+        'SELECT id, user_id, mailbox_id, uid, modseq, op FROM es_outbox ORDER BY id LIMIT ?',
+        [limit],
+      )
+    ).rows;
+    if (!rows.length) return { rows: 0 };
+    const result = await ship(rows, (userId, keys) => docRows(trx, userId, keys));
+    await trx.raw('DELETE FROM es_outbox WHERE id = ANY(?::bigint[])', [rows.map((r) => r.id)]);
+    return { ...result, rows: rows.length };
+  });
+}
 
-  /** Waits until no drain step is running (reindex's barrier). */
-  async outboxBarrier() {
-    await this.knex.transaction((trx) => trx.raw('SELECT pg_advisory_xact_lock(?)', [DRAIN_LOCK]));
-  },
+/**
+ * Waits until no drain step is running (reindex's barrier).
+ * @param {import('./pg-store').PgStore} store
+ */
+async function outboxBarrier(store) {
+  await store.knex.transaction((trx) => trx.raw('SELECT pg_advisory_xact_lock(?)', [DRAIN_LOCK]));
+}
 
-  /** @returns {Promise<number>} outbox rows waiting */
-  async outboxPending() {
-    return (await this.knex.raw('SELECT count(*)::int AS n FROM es_outbox')).rows[0].n;
-  },
+/**
+ * @returns {Promise<number>} outbox rows waiting
+ * @param {import('./pg-store').PgStore} store
+ */
+async function outboxPending(store) {
+  return (await store.knex.raw('SELECT count(*)::int AS n FROM es_outbox')).rows[0].n;
+}
 
-  /**
-   * Current mirror rows (DOC_COLUMNS) of (mailbox, uid) keys; purged keys are missing.
-   * @param {number} userId
-   * @param {Array<{mailboxId: number, uid: number}>} keys
-   */
-  async mirrorRows(userId, keys) {
-    return docRows(this.knex, userId, keys);
-  },
+/**
+ * Current mirror rows (DOC_COLUMNS) of (mailbox, uid) keys; purged keys are missing.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {Array<{mailboxId: number, uid: number}>} keys
+ */
+async function mirrorRows(store, userId, keys) {
+  return docRows(store.knex, userId, keys);
+}
 
-  /**
-   * One page of a user's live messages as mirror rows in (mailbox_id, uid) order (reindex).
-   * @param {number} userId
-   * @param {{mailboxId: number, uid: number}|null} after keyset position
-   * @param {number} limit
-   */
-  async mirrorPage(userId, after, limit) {
-    const r = await this.knex.raw(
-      `SELECT ${DOC_COLUMNS} FROM messages m
-         JOIN mailboxes b ON b.id = m.mailbox_id AND b.user_id = m.user_id
-        WHERE m.user_id = ? AND NOT m.expunged ${after ? 'AND (m.mailbox_id, m.uid) > (?, ?)' : ''}
-        ORDER BY m.mailbox_id, m.uid LIMIT ?`,
-      after ? [userId, userId, after.mailboxId, after.uid, limit] : [userId, userId, limit],
-    );
-    return r.rows;
-  },
+/**
+ * One page of a user's live messages as mirror rows in (mailbox_id, uid) order (reindex).
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {{mailboxId: number, uid: number}|null} after keyset position
+ * @param {number} limit
+ */
+async function mirrorPage(store, userId, after, limit) {
+  const r = await store.knex.raw(
+    `SELECT ${DOC_COLUMNS} FROM messages m
+       JOIN mailboxes b ON b.id = m.mailbox_id AND b.user_id = m.user_id
+      WHERE m.user_id = ? AND NOT m.expunged ${after ? 'AND (m.mailbox_id, m.uid) > (?, ?)' : ''}
+      ORDER BY m.mailbox_id, m.uid LIMIT ?`,
+    after ? [userId, userId, after.mailboxId, after.uid, limit] : [userId, userId, limit],
+  );
+  return r.rows;
+}
 
-  /**
-   * The (mailbox, uid) pairs that are live messages of the user, in (mailbox, uid) order: ES
-   * hits resolved against PostgreSQL, so a queued expunge never shows.
-   * @param {number} userId
-   * @param {Array<[number, number]>} pairs [mailboxId, uid]
-   * @returns {Promise<Array<{mailboxId: number, uid: number}>>}
-   */
-  async liveMessages(userId, pairs) {
-    if (!pairs.length) return [];
-    const r = await this.knex.raw(
-      `SELECT m.mailbox_id, m.uid FROM messages m
-         JOIN unnest(?::int[], ?::bigint[]) AS k(mailbox_id, uid)
-           ON m.mailbox_id = k.mailbox_id AND m.uid = k.uid
-        WHERE m.user_id = ? AND NOT m.expunged
-        ORDER BY m.mailbox_id, m.uid`,
-      [pairs.map((s) => s[0]), pairs.map((s) => s[1]), userId],
-    );
-    return r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
-  },
+/**
+ * The (mailbox, uid) pairs that are live messages of the user, in (mailbox, uid) order: ES
+ * hits resolved against PostgreSQL, so a queued expunge never shows.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {Array<[number, number]>} pairs [mailboxId, uid]
+ * @returns {Promise<Array<{mailboxId: number, uid: number}>>}
+ */
+async function liveMessages(store, userId, pairs) {
+  if (!pairs.length) return [];
+  const r = await store.knex.raw(
+    `SELECT m.mailbox_id, m.uid FROM messages m
+       JOIN unnest(?::int[], ?::bigint[]) AS k(mailbox_id, uid)
+         ON m.mailbox_id = k.mailbox_id AND m.uid = k.uid
+      WHERE m.user_id = ? AND NOT m.expunged
+      ORDER BY m.mailbox_id, m.uid`,
+    [pairs.map((s) => s[0]), pairs.map((s) => s[1]), userId],
+  );
+  return r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
+}
 
-  /**
-   * Every live message's (mailbox, uid, modseq) of a user (es verify).
-   * @param {number} userId
-   * @returns {Promise<Array<{mailboxId: number, uid: number, modseq: number}>>}
-   */
-  async messageVersions(userId) {
-    const r = await this.knex.raw(
-      'SELECT mailbox_id, uid, modseq FROM messages WHERE user_id = ? AND NOT expunged',
-      [userId],
-    );
-    return r.rows.map((x) => ({
-      mailboxId: x.mailbox_id,
-      uid: Number(x.uid),
-      modseq: Number(x.modseq),
-    }));
-  },
+/**
+ * Every live message's (mailbox, uid, modseq) of a user (es verify).
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @returns {Promise<Array<{mailboxId: number, uid: number, modseq: number}>>}
+ */
+async function messageVersions(store, userId) {
+  const r = await store.knex.raw(
+    'SELECT mailbox_id, uid, modseq FROM messages WHERE user_id = ? AND NOT expunged',
+    [userId],
+  );
+  return r.rows.map((x) => ({
+    mailboxId: x.mailbox_id,
+    uid: Number(x.uid),
+    modseq: Number(x.modseq),
+  }));
+}
 
-  /**
-   * PostgreSQL's lexemes of query texts, as plainto_tsquery / phraseto_tsquery see them (same
-   * parser, `simple` dictionary), so that ES is asked for the words pg would look up.
-   * @param {string[]} texts
-   * @returns {Promise<Map<string, Array<[number, string]>>>} text → (position, lexeme) pairs
-   */
-  async queryLexemes(texts) {
-    if (!texts.length) return new Map();
-    const r = await this.knex.raw(
-      `SELECT x.t, ${lexemePairs("to_tsvector('simple', x.t)")} AS lexemes
-         FROM unnest(?::text[]) AS x(t)`,
-      [texts],
-    );
-    return new Map(r.rows.map((row) => [row.t, row.lexemes || []]));
-  },
+/**
+ * PostgreSQL's lexemes of query texts, as plainto_tsquery / phraseto_tsquery see them (same
+ * parser, `simple` dictionary), so that ES is asked for the words pg would look up.
+ * @param {import('./pg-store').PgStore} store
+ * @param {string[]} texts
+ * @returns {Promise<Map<string, Array<[number, string]>>>} text → (position, lexeme) pairs
+ */
+async function queryLexemes(store, texts) {
+  if (!texts.length) return new Map();
+  const r = await store.knex.raw(
+    `SELECT x.t, ${lexemePairs("to_tsvector('simple', x.t)")} AS lexemes
+       FROM unnest(?::text[]) AS x(t)`,
+    [texts],
+  );
+  return new Map(r.rows.map((row) => [row.t, row.lexemes || []]));
+}
 
-  /**
-   * Users, in id order (all, the one named, or those of the given ids).
-   * @param {{name?: string, ids?: number[]}} [opts]
-   * @returns {Promise<Array<{id: number, name: string}>>}
-   */
-  async listUsers(opts = {}) {
-    const q = this.knex('users').select('id', 'name').orderBy('id');
-    if (opts.name) q.where({ name: opts.name });
-    if (opts.ids) q.whereIn('id', opts.ids);
-    return q;
-  },
+/**
+ * Users, in id order (all, the one named, or those of the given ids).
+ * @param {import('./pg-store').PgStore} store
+ * @param {{name?: string, ids?: number[]}} [opts]
+ * @returns {Promise<Array<{id: number, name: string}>>}
+ */
+async function listUsers(store, opts = {}) {
+  const q = store.knex('users').select('id', 'name').orderBy('id');
+  if (opts.name) q.where({ name: opts.name });
+  if (opts.ids) q.whereIn('id', opts.ids);
+  return q;
+}
+
+module.exports = {
+  drainOutbox,
+  outboxBarrier,
+  outboxPending,
+  mirrorRows,
+  mirrorPage,
+  liveMessages,
+  messageVersions,
+  queryLexemes,
+  listUsers,
 };
-
-module.exports = { mirrorOps };

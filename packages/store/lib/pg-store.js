@@ -27,6 +27,11 @@ const { perUserPartitions } = require('./citus');
 const tokens = require('./tokens');
 const routes = require('./route-ops');
 const users = require('./user-ops');
+const imports = require('./import-ops');
+const mirror = require('./mirror-ops');
+const stats = require('./stats-ops');
+const searchOrder = require('./search-order');
+const imapMeta = require('./imap-meta-ops');
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
 // own so no other advisory lock of the store collides with them.
@@ -954,6 +959,91 @@ class PgStore {
 
   closeCredentialProbe() {
     return users.closeCredentialProbe(this);
+  }
+
+  // Import batches: what the importer needs beyond prepareBatch/commitBatch (import-ops.js).
+  quarantinedHashes(userId, mailbox, hashes) {
+    return imports.quarantinedHashes(this, userId, mailbox, hashes);
+  }
+
+  importedImapUids(userId, mailboxId, folder, uidValidity) {
+    return imports.importedImapUids(this, userId, mailboxId, folder, uidValidity);
+  }
+
+  importedImapSizes(userId, mailboxId, folder, uidValidity) {
+    return imports.importedImapSizes(this, userId, mailboxId, folder, uidValidity);
+  }
+
+  raiseKeptUidNext(userId, mailboxId, uidValidity, uidNext, highestModseq) {
+    return imports.raiseKeptUidNext(this, userId, mailboxId, uidValidity, uidNext, highestModseq);
+  }
+
+  replaceFlags(userId, mailboxId, wanted) {
+    return imports.replaceFlags(this, userId, mailboxId, wanted);
+  }
+
+  // The Elasticsearch mirror's reads and the outbox drain (mirror-ops.js).
+  drainOutbox(limit, ship) {
+    return mirror.drainOutbox(this, limit, ship);
+  }
+
+  outboxBarrier() {
+    return mirror.outboxBarrier(this);
+  }
+
+  outboxPending() {
+    return mirror.outboxPending(this);
+  }
+
+  mirrorRows(userId, keys) {
+    return mirror.mirrorRows(this, userId, keys);
+  }
+
+  mirrorPage(userId, after, limit) {
+    return mirror.mirrorPage(this, userId, after, limit);
+  }
+
+  liveMessages(userId, pairs) {
+    return mirror.liveMessages(this, userId, pairs);
+  }
+
+  messageVersions(userId) {
+    return mirror.messageVersions(this, userId);
+  }
+
+  queryLexemes(texts) {
+    return mirror.queryLexemes(this, texts);
+  }
+
+  listUsers(opts) {
+    return mirror.listUsers(this, opts);
+  }
+
+  // Planner statistics after bulk writes (stats-ops.js).
+  refreshStatsAfterBulk(userId, rows) {
+    return stats.refreshStatsAfterBulk(this, userId, rows);
+  }
+
+  settleStats() {
+    return stats.settleStats(this);
+  }
+
+  logStatsError(userId, err) {
+    return stats.logStatsError(this, userId, err);
+  }
+
+  // Webmail orders of search hits (search-order.js).
+  orderHits(userId, hits, opts) {
+    return searchOrder.orderHits(this, userId, hits, opts);
+  }
+
+  // The IMAP server's stored metadata (imap-meta-ops.js).
+  getImapMeta(userId, mailbox, uids) {
+    return imapMeta.getImapMeta(this, userId, mailbox, uids);
+  }
+
+  putImapMeta(userId, mailbox, list) {
+    return imapMeta.putImapMeta(this, userId, mailbox, list);
   }
 }
 

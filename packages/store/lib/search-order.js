@@ -24,29 +24,28 @@ const SORT_KEYS = Object.freeze({
     "regexp_replace(lower(coalesce(m.subject, '')), '^((re|fwd{0,1}|aw|sv)(\\[\\d+\\]){0,1}\\s*:\\s*)+', '')",
 });
 
-const searchOrderOps = {
-  /**
-   * The hits in the order asked for.
-   * @param {number} userId
-   * @param {Array<{mailboxId: number, uid: number}>} hits
-   * @param {{sort: 'uid'|'date'|'size'|'from'|'subject', desc?: boolean}} opts
-   * @returns {Promise<Array<{mailboxId: number, uid: number}>>}
-   */
-  async orderHits(userId, hits, opts) {
-    const key = SORT_KEYS[opts.sort];
-    if (!key) throw new TypeError(`orderHits: unknown sort ${opts.sort}`);
-    if (!hits.length) return [];
-    const dir = opts.desc ? 'DESC' : 'ASC';
-    const r = await this.knex.raw(
-      `SELECT m.mailbox_id, m.uid FROM messages m
-         JOIN unnest(?::int[], ?::bigint[]) AS h(mailbox_id, uid)
-           ON m.mailbox_id = h.mailbox_id AND m.uid = h.uid
-        WHERE m.user_id = ? AND NOT m.expunged
-        ORDER BY ${key} ${dir} NULLS LAST, m.mailbox_id ${dir}, m.uid ${dir}`,
-      [hits.map((h) => h.mailboxId), hits.map((h) => h.uid), userId],
-    );
-    return r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
-  },
-};
+/**
+ * The hits in the order asked for.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {Array<{mailboxId: number, uid: number}>} hits
+ * @param {{sort: 'uid'|'date'|'size'|'from'|'subject', desc?: boolean}} opts
+ * @returns {Promise<Array<{mailboxId: number, uid: number}>>}
+ */
+async function orderHits(store, userId, hits, opts) {
+  const key = SORT_KEYS[opts.sort];
+  if (!key) throw new TypeError(`orderHits: unknown sort ${opts.sort}`);
+  if (!hits.length) return [];
+  const dir = opts.desc ? 'DESC' : 'ASC';
+  const r = await store.knex.raw(
+    `SELECT m.mailbox_id, m.uid FROM messages m
+       JOIN unnest(?::int[], ?::bigint[]) AS h(mailbox_id, uid)
+         ON m.mailbox_id = h.mailbox_id AND m.uid = h.uid
+      WHERE m.user_id = ? AND NOT m.expunged
+      ORDER BY ${key} ${dir} NULLS LAST, m.mailbox_id ${dir}, m.uid ${dir}`,
+    [hits.map((h) => h.mailboxId), hits.map((h) => h.uid), userId],
+  );
+  return r.rows.map((x) => ({ mailboxId: x.mailbox_id, uid: Number(x.uid) }));
+}
 
-module.exports = { searchOrderOps, SORT_KEYS };
+module.exports = { orderHits, SORT_KEYS };

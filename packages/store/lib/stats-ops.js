@@ -36,72 +36,82 @@ function isBulkWrite(rows, reltuples) {
   return rows >= BULK_MIN_ROWS && rows >= BULK_SHARE * Math.max(Number(reltuples) || 0, 0);
 }
 
-const statsOps = {
-  /**
-   * After a write of `rows` rows of a user's messages has committed: when it is a bulk write
-   * (isBulkWrite), ANALYZE of the user's partitions' key columns in the background. One run
-   * per user at a time: a request while one runs makes it run once more after (it may have
-   * started before the rows committed). Errors are logged (opts.logger of PgStore), never
-   * thrown; settleBackground() awaits the run.
-   * @param {number} userId
-   * @param {number} rows rows inserted or deleted by the write
-   * @returns {Promise<boolean>} whether a refresh was scheduled
-   */
-  async refreshStatsAfterBulk(userId, rows) {
-    if (rows < BULK_MIN_ROWS) return false;
-    // Citus (citus.js): no per-user partition whose statistics a bulk write could outdate.
-    if (!(await perUserPartitions(this.knex))) return false;
-    let reltuples;
-    try {
-      const id = Number(userId);
-      const r = await this.knex.raw(`SELECT reltuples FROM pg_class WHERE oid = ?::regclass`, [
-        `messages_u${id}`,
-      ]);
-      reltuples = r.rows.length ? Number(r.rows[0].reltuples) : 0;
-    } catch (err) {
-      this.logStatsError(userId, err);
-      return false;
-    }
-    if (!isBulkWrite(rows, reltuples)) return false;
-    if (!this.statsRuns) this.statsRuns = new Map();
-    const run = this.statsRuns.get(userId);
-    if (run) {
-      run.again = true;
-      return true;
-    }
-    const entry = { again: false, done: null };
-    this.statsRuns.set(userId, entry);
-    entry.done = (async () => {
-      do {
-        entry.again = false;
-        try {
-          await this.analyzeUser(userId, { keys: true });
-        } catch (err) {
-          this.logStatsError(userId, err);
-        }
-      } while (entry.again);
-      this.statsRuns.delete(userId);
-    })();
+/**
+ * After a write of `rows` rows of a user's messages has committed: when it is a bulk write
+ * (isBulkWrite), ANALYZE of the user's partitions' key columns in the background. One run
+ * per user at a time: a request while one runs makes it run once more after (it may have
+ * started before the rows committed). Errors are logged (opts.logger of PgStore), never
+ * thrown; settleBackground() awaits the run.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {number} rows rows inserted or deleted by the write
+ * @returns {Promise<boolean>} whether a refresh was scheduled
+ */
+async function refreshStatsAfterBulk(store, userId, rows) {
+  if (rows < BULK_MIN_ROWS) return false;
+  // Citus (citus.js): no per-user partition whose statistics a bulk write could outdate.
+  if (!(await perUserPartitions(store.knex))) return false;
+  let reltuples;
+  try {
+    const id = Number(userId);
+    const r = await store.knex.raw(`SELECT reltuples FROM pg_class WHERE oid = ?::regclass`, [
+      `messages_u${id}`,
+    ]);
+    reltuples = r.rows.length ? Number(r.rows[0].reltuples) : 0;
+  } catch (err) {
+    store.logStatsError(userId, err);
+    return false;
+  }
+  if (!isBulkWrite(rows, reltuples)) return false;
+  if (!store.statsRuns) store.statsRuns = new Map();
+  const run = store.statsRuns.get(userId);
+  if (run) {
+    run.again = true;
     return true;
-  },
+  }
+  const entry = { again: false, done: null };
+  store.statsRuns.set(userId, entry);
+  entry.done = (async () => {
+    do {
+      entry.again = false;
+      try {
+        await store.analyzeUser(userId, { keys: true });
+      } catch (err) {
+        store.logStatsError(userId, err);
+      }
+    } while (entry.again);
+    store.statsRuns.delete(userId);
+  })();
+  return true;
+}
 
-  /**
-   * Waits for the statistics refreshes in flight (part of settleBackground).
-   * @returns {Promise<void>}
-   */
-  async settleStats() {
-    if (!this.statsRuns) return;
-    while (this.statsRuns.size) {
-      await Promise.all([...this.statsRuns.values()].map((e) => e.done));
-    }
-  },
+/**
+ * Waits for the statistics refreshes in flight (part of settleBackground).
+ * @param {import('./pg-store').PgStore} store
+ * @returns {Promise<void>}
+ */
+async function settleStats(store) {
+  if (!store.statsRuns) return;
+  while (store.statsRuns.size) {
+    await Promise.all([...store.statsRuns.values()].map((e) => e.done));
+  }
+}
 
-  /** A failed refresh only costs plans until the next one: logged, not thrown. */
-  logStatsError(userId, err) {
-    if (this.logger) {
-      this.logger.warn({ userId, code: err && err.code }, 'planner statistics refresh failed');
-    }
-  },
+/**
+ * A failed refresh only costs plans until the next one: logged, not thrown.
+ * @param {import('./pg-store').PgStore} store
+ */
+function logStatsError(store, userId, err) {
+  if (store.logger) {
+    store.logger.warn({ userId, code: err && err.code }, 'planner statistics refresh failed');
+  }
+}
+
+module.exports = {
+  refreshStatsAfterBulk,
+  settleStats,
+  logStatsError,
+  isBulkWrite,
+  BULK_MIN_ROWS,
+  BULK_SHARE,
 };
-
-module.exports = { statsOps, isBulkWrite, BULK_MIN_ROWS, BULK_SHARE };

@@ -8,7 +8,6 @@ const crypto = require('node:crypto');
 const { spawn } = require('node:child_process');
 const dovecot = require('@mailgate/dovecot');
 const { createMailService } = require('@mailgate/service');
-const { runImport } = require('@mailgate/importer');
 const { buildMailbox, listMessages, messageRoot } = require('./mailboxes');
 const { RawImapClient } = require('./raw-imap');
 const { machineFacts } = require('./machine');
@@ -95,8 +94,7 @@ async function startMailgate(o, box) {
   const password = crypto.randomBytes(12).toString('hex');
   await service.users.create(user, { password });
   o.log(`mailgate: importing ${box.count} messages into ${user}'s INBOX`);
-  await runImport({
-    store: service.store,
+  await service.transfer.importMail({
     kind: 'mbox',
     paths: [box.mbox],
     user,

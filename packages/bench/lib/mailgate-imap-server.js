@@ -6,7 +6,6 @@ const { spawn } = require('node:child_process');
 const { loadConfig } = require('@mailgate/core');
 // The embedded server's handle comes through the service (the store owns it; issue 31.1).
 const { createMailService, EmbeddedPostgres } = require('@mailgate/service');
-const { runImport } = require('@mailgate/importer');
 
 /*
  * mailgate's own IMAP server on the pg store, as a server of the `imap` door (imap-door.js):
@@ -112,8 +111,7 @@ function mailgateImapServer(ctx) {
         password = crypto.randomBytes(12).toString('base64url');
         const name = `bimap-${ctx.size}-${Date.now().toString(36)}`;
         user = await service.users.create(name, { password });
-        await runImport({
-          store: service.store,
+        await service.transfer.importMail({
           kind: 'mbox',
           paths: [box.mbox],
           user: name,

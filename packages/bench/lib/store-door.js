@@ -3,9 +3,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { loadConfig } = require('@mailgate/core');
-const { createMailService } = require('@mailgate/service');
-const { runImport } = require('@mailgate/importer');
-const { addLegacyUser } = require('@mailgate/legacy');
+const { createMailService, addLegacyUser } = require('@mailgate/service');
 const { messageKey, KeyMap } = require('./keys');
 
 /*
@@ -91,7 +89,7 @@ function storeDoor(kind, ctx, opts = {}) {
     dir = fs.mkdtempSync(path.join(ctx.work, `legacy-${kind}-${ctx.size}-`));
     if (kind === 'mbox') {
       fs.copyFileSync(box.mbox, path.join(dir, 'inbox.mbox'));
-      addLegacyUser(home, user, { mboxDir: dir });
+      addLegacyUser({ home }, user, { mboxDir: dir });
     } else {
       const root = path.join(dir, 'Maildir');
       for (const sub of ['cur', 'new', 'tmp'])
@@ -102,7 +100,7 @@ function storeDoor(kind, ctx, opts = {}) {
         for (const f of fs.readdirSync(from))
           linkOrCopy(path.join(from, f), path.join(root, sub, f));
       }
-      addLegacyUser(home, user, { maildir: root });
+      addLegacyUser({ home }, user, { maildir: root });
     }
     return Number(process.hrtime.bigint() - t0) / 1e9;
   };
@@ -114,8 +112,7 @@ function storeDoor(kind, ctx, opts = {}) {
   };
 
   const loadDb = async () => {
-    const rep = await runImport({
-      store: service.store,
+    const rep = await service.transfer.importMail({
       kind: 'mbox',
       paths: [box.mbox],
       user,

@@ -147,7 +147,7 @@ function duBytes(dir) {
  * @returns {Promise<object|null>} null when Dovecot is not installed or we are not root
  */
 async function dovecotSize(picked, scratch) {
-  const dovecot = require('./dovecot/dovecot.js');
+  const dovecot = require('@mailgate/dovecot');
   if (!dovecot.installed() || process.getuid() !== 0) return null;
   const maildir = path.join(scratch, 'Maildir');
   for (const sub of ['cur', 'new', 'tmp'])

@@ -31,119 +31,122 @@ const { threadFresh, THREAD_LOCK } = require('./thread-ops');
 
 const MAX_BATCH = 64;
 
-const appendOps = {
-  /**
-   * Stores one new message (IMAP APPEND, LMTP/LDA delivery, the API's append): uid from
-   * UIDNEXT and a new modseq under the mailbox row lock, columns derived by the caller
-   * (@mailgate/importer deriveRow, as on import). Appending the same bytes twice keeps both
-   * (the next occurrence index). Resolves after the commit.
-   * @param {number} userId
-   * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
-   * @param {{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}} msg
-   * @returns {Promise<{uid: number, uidvalidity: number, modseq: number}>}
-   */
-  appendMessage(userId, mailbox, msg) {
-    const queues = (this.appendQueues ??= new Map());
-    const key = `${userId}:${isName(mailbox) ? `n:${mailbox.name}` : `i:${mailbox}`}`;
-    let q = queues.get(key);
-    if (!q) {
-      q = { waiting: [], running: false };
-      queues.set(key, q);
-    }
-    return new Promise((resolve, reject) => {
-      q.waiting.push({ msg, resolve, reject });
-      if (!q.running) drain(this, queues, key, q, userId, mailbox);
+/**
+ * Stores one new message (IMAP APPEND, LMTP/LDA delivery, the API's append): uid from
+ * UIDNEXT and a new modseq under the mailbox row lock, columns derived by the caller
+ * (@mailgate/importer deriveRow, as on import). Appending the same bytes twice keeps both
+ * (the next occurrence index). Resolves after the commit.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
+ * @param {{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}} msg
+ * @returns {Promise<{uid: number, uidvalidity: number, modseq: number}>}
+ */
+function appendMessage(store, userId, mailbox, msg) {
+  const queues = (store.appendQueues ??= new Map());
+  const key = `${userId}:${isName(mailbox) ? `n:${mailbox.name}` : `i:${mailbox}`}`;
+  let q = queues.get(key);
+  if (!q) {
+    q = { waiting: [], running: false };
+    queues.set(key, q);
+  }
+  return new Promise((resolve, reject) => {
+    q.waiting.push({ msg, resolve, reject });
+    if (!q.running) drain(store, queues, key, q, userId, mailbox);
+  });
+}
+
+/**
+ * Stores new messages in one mailbox in one transaction (what appendMessage's group commit
+ * runs): uids in the given order.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {number|{name: string}} mailbox
+ * @param {Array<{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}>} msgs
+ * @returns {Promise<Array<{uid: number, uidvalidity: number, modseq: number}>>}
+ */
+async function appendMessages(store, userId, mailbox, msgs) {
+  const hashes = msgs.map((m) => crypto.createHash('sha256').update(m.raw).digest());
+  return retryDeadlock(() => store.appendTransaction(userId, mailbox, msgs, hashes));
+}
+
+/**
+ * appendMessages' one transaction (retried whole by retryDeadlock).
+ * @param {import('./pg-store').PgStore} store
+ */
+async function appendTransaction(store, userId, mailbox, msgs, hashes) {
+  return store.knex.transaction(async (trx) => {
+    const mb = await allocate(trx, userId, mailbox, msgs.length);
+    const first = Number(mb.first);
+    const modseq = Number(mb.highestmodseq);
+    const rows = msgs.map((m, i) => ({
+      ...m.row,
+      internal_date: (m.internalDate || new Date()).toISOString(),
+      flags: m.flags || [],
+      keywords: m.keywords || [],
+      mailbox_id: mb.id,
+      uid: first + i,
+    }));
+    // Thread ids before the rows exist, so that they are written with them (no update).
+    const threads = await threadFresh(
+      store,
+      trx,
+      userId,
+      rows.map((r) => ({ ...r })),
+    );
+    const next = await nextDupIndexes(trx, userId, mb.id, hashes);
+    const seen = new Map();
+    const messageRows = rows.map((row, i) => {
+      const hex = hashes[i].toString('hex');
+      const earlier = seen.get(hex) || 0;
+      seen.set(hex, earlier + 1);
+      return {
+        ...row,
+        header_json: headerJson(row),
+        user_id: userId,
+        modseq,
+        content_hash: hashes[i],
+        // The next occurrence of these bytes in the mailbox, counting copies in this batch.
+        dup_index: (next.get(hex) || 0) + earlier,
+        thread_id: threads.ids.get(`${mb.id}/${row.uid}`) || null,
+      };
     });
-  },
-
-  /**
-   * Stores new messages in one mailbox in one transaction (what appendMessage's group commit
-   * runs): uids in the given order.
-   * @param {number} userId
-   * @param {number|{name: string}} mailbox
-   * @param {Array<{raw: Buffer, row: object, flags?: string[], keywords?: string[], internalDate?: Date}>} msgs
-   * @returns {Promise<Array<{uid: number, uidvalidity: number, modseq: number}>>}
-   */
-  async appendMessages(userId, mailbox, msgs) {
-    const hashes = msgs.map((m) => crypto.createHash('sha256').update(m.raw).digest());
-    return retryDeadlock(() => this.appendTransaction(userId, mailbox, msgs, hashes));
-  },
-
-  /** appendMessages' one transaction (retried whole by retryDeadlock). */
-  async appendTransaction(userId, mailbox, msgs, hashes) {
-    return this.knex.transaction(async (trx) => {
-      const mb = await allocate(trx, userId, mailbox, msgs.length);
-      const first = Number(mb.first);
-      const modseq = Number(mb.highestmodseq);
-      const rows = msgs.map((m, i) => ({
-        ...m.row,
-        internal_date: (m.internalDate || new Date()).toISOString(),
-        flags: m.flags || [],
-        keywords: m.keywords || [],
-        mailbox_id: mb.id,
-        uid: first + i,
-      }));
-      // Thread ids before the rows exist, so that they are written with them (no update).
-      const threads = await threadFresh(
-        this,
-        trx,
-        userId,
-        rows.map((r) => ({ ...r })),
-      );
-      const next = await nextDupIndexes(trx, userId, mb.id, hashes);
-      const seen = new Map();
-      const messageRows = rows.map((row, i) => {
-        const hex = hashes[i].toString('hex');
-        const earlier = seen.get(hex) || 0;
-        seen.set(hex, earlier + 1);
-        return {
-          ...row,
-          header_json: headerJson(row),
+    const ins = trx('messages').insert(messageRows).toSQL();
+    const src = trx('message_sources')
+      .insert(
+        rows.map((r, i) => ({
           user_id: userId,
-          modseq,
-          content_hash: hashes[i],
-          // The next occurrence of these bytes in the mailbox, counting copies in this batch.
-          dup_index: (next.get(hex) || 0) + earlier,
-          thread_id: threads.ids.get(`${mb.id}/${row.uid}`) || null,
-        };
-      });
-      const ins = trx('messages').insert(messageRows).toSQL();
-      const src = trx('message_sources')
-        .insert(
-          rows.map((r, i) => ({
-            user_id: userId,
-            mailbox_id: mb.id,
-            uid: r.uid,
-            raw: msgs[i].raw,
-          })),
-        )
-        .toSQL();
-      const parts = [`m AS (${ins.sql} RETURNING uid)`, `s AS (${src.sql})`];
-      const bindings = [...ins.bindings, ...src.bindings];
-      const k = threads.keys;
-      if (k.keys.length) {
-        // The subject keys of touched old roots are usually there already: one probe each.
-        parts.push(`k AS (INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
-          SELECT ?, v.k, v.b, v.u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
-           WHERE NOT EXISTS (SELECT 1 FROM thread_keys t WHERE t.user_id = ? AND t.key = v.k
-                               AND t.mailbox_id = v.b AND t.uid = v.u OFFSET 0))`);
-        bindings.push(userId, k.keys, k.boxes, k.uids, userId);
-      }
-      if (this.outbox) {
-        parts.push(`o AS (INSERT INTO es_outbox (user_id, mailbox_id, uid, modseq, op)
-          SELECT ?, ?, u, ?, 'index' FROM unnest(?::bigint[]) AS u)`);
-        bindings.push(
-          userId,
-          mb.id,
-          modseq,
-          rows.map((r) => r.uid),
-        );
-      }
-      await trx.raw(`WITH ${parts.join(',\n')} SELECT count(*) FROM m`, bindings);
-      return rows.map((r) => ({ uid: r.uid, uidvalidity: Number(mb.uidvalidity), modseq }));
-    });
-  },
-};
+          mailbox_id: mb.id,
+          uid: r.uid,
+          raw: msgs[i].raw,
+        })),
+      )
+      .toSQL();
+    const parts = [`m AS (${ins.sql} RETURNING uid)`, `s AS (${src.sql})`];
+    const bindings = [...ins.bindings, ...src.bindings];
+    const k = threads.keys;
+    if (k.keys.length) {
+      // The subject keys of touched old roots are usually there already: one probe each.
+      parts.push(`k AS (INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
+        SELECT ?, v.k, v.b, v.u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
+         WHERE NOT EXISTS (SELECT 1 FROM thread_keys t WHERE t.user_id = ? AND t.key = v.k
+                             AND t.mailbox_id = v.b AND t.uid = v.u OFFSET 0))`);
+      bindings.push(userId, k.keys, k.boxes, k.uids, userId);
+    }
+    if (store.outbox) {
+      parts.push(`o AS (INSERT INTO es_outbox (user_id, mailbox_id, uid, modseq, op)
+        SELECT ?, ?, u, ?, 'index' FROM unnest(?::bigint[]) AS u)`);
+      bindings.push(
+        userId,
+        mb.id,
+        modseq,
+        rows.map((r) => r.uid),
+      );
+    }
+    await trx.raw(`WITH ${parts.join(',\n')} SELECT count(*) FROM m`, bindings);
+    return rows.map((r) => ({ uid: r.uid, uidvalidity: Number(mb.uidvalidity), modseq }));
+  });
+}
 
 /**
  * The thread lock, then the mailbox row's lock and `n` uids from its UIDNEXT with one new
@@ -205,7 +208,10 @@ async function nextDupIndexes(trx, userId, mailboxId, hashes) {
   return new Map(r.rows.map((x) => [x.content_hash.toString('hex'), Number(x.next)]));
 }
 
-/** Runs a mailbox's waiting appends, a batch per transaction, until none is left. */
+/**
+ * Runs a mailbox's waiting appends, a batch per transaction, until none is left.
+ * @param {import('./pg-store').PgStore} store
+ */
 async function drain(store, queues, key, q, userId, mailbox) {
   q.running = true;
   try {
@@ -239,4 +245,4 @@ async function drain(store, queues, key, q, userId, mailbox) {
   }
 }
 
-module.exports = { appendOps, MAX_BATCH };
+module.exports = { appendMessage, appendMessages, appendTransaction, MAX_BATCH };

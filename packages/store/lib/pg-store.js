@@ -32,6 +32,11 @@ const mirror = require('./mirror-ops');
 const stats = require('./stats-ops');
 const searchOrder = require('./search-order');
 const imapMeta = require('./imap-meta-ops');
+const mail = require('./mail-ops');
+const mailboxes = require('./mailbox-ops');
+const appends = require('./append-ops');
+const fleet = require('./fleet-ops');
+const logins = require('./login-ops');
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
 // own so no other advisory lock of the store collides with them.
@@ -1044,6 +1049,212 @@ class PgStore {
 
   putImapMeta(userId, mailbox, list) {
     return imapMeta.putImapMeta(this, userId, mailbox, list);
+  }
+
+  // Pages, scans, messages, flags, expunge and purge, the list caches, health (mail-ops.js).
+  scanPage(userId, mailbox, opts) {
+    return mail.scanPage(this, userId, mailbox, opts);
+  }
+
+  pageAndTotal(userId, mailbox, opts) {
+    return mail.pageAndTotal(this, userId, mailbox, opts);
+  }
+
+  pageOnly(userId, mailbox, opts) {
+    return mail.pageOnly(this, userId, mailbox, opts);
+  }
+
+  streamHeadersNdjson(userId, mailboxId, opts) {
+    return mail.streamHeadersNdjson(this, userId, mailboxId, opts);
+  }
+
+  cachedNdjson(userId, mailboxId, opts) {
+    return mail.cachedNdjson(this, userId, mailboxId, opts);
+  }
+
+  streamHeaderRows(userId, mailboxId, opts) {
+    return mail.streamHeaderRows(this, userId, mailboxId, opts);
+  }
+
+  sourcesFor(userId, mailbox, uids, opts) {
+    return mail.sourcesFor(this, userId, mailbox, uids, opts);
+  }
+
+  sourcesWithMailbox(userId, mailbox, uids, opts) {
+    return mail.sourcesWithMailbox(this, userId, mailbox, uids, opts);
+  }
+
+  getMessage(userId, mailbox, uid) {
+    return mail.getMessage(this, userId, mailbox, uid);
+  }
+
+  headersFor(userId, hits) {
+    return mail.headersFor(this, userId, hits);
+  }
+
+  setFlags(userId, mailbox, opts) {
+    return mail.setFlags(this, userId, mailbox, opts);
+  }
+
+  expunge(userId, mailbox, opts) {
+    return mail.expunge(this, userId, mailbox, opts);
+  }
+
+  restoreExpunged(userId, mailbox, uids) {
+    return mail.restoreExpunged(this, userId, mailbox, uids);
+  }
+
+  purgeExpunged(userId, mailboxId, opts) {
+    return mail.purgeExpunged(this, userId, mailboxId, opts);
+  }
+
+  ping() {
+    return mail.ping(this);
+  }
+
+  poolStats() {
+    return mail.poolStats(this);
+  }
+
+  closeHealthProbe() {
+    return mail.closeHealthProbe(this);
+  }
+
+  settleBackground() {
+    return mail.settleBackground(this);
+  }
+
+  pendingPurges() {
+    return mail.pendingPurges(this);
+  }
+
+  // Mailbox life cycle, subscriptions, COPY/MOVE, changesSince (mailbox-ops.js).
+  createMailbox(userId, name, opts) {
+    return mailboxes.createMailbox(this, userId, name, opts);
+  }
+
+  renameMailbox(userId, from, to) {
+    return mailboxes.renameMailbox(this, userId, from, to);
+  }
+
+  deleteMailbox(userId, name) {
+    return mailboxes.deleteMailbox(this, userId, name);
+  }
+
+  claimRecent(userId, name, opts) {
+    return mailboxes.claimRecent(this, userId, name, opts);
+  }
+
+  countRecent(userId, mb) {
+    return mailboxes.countRecent(this, userId, mb);
+  }
+
+  setSubscribed(userId, name, subscribed) {
+    return mailboxes.setSubscribed(this, userId, name, subscribed);
+  }
+
+  listSubscriptions(userId) {
+    return mailboxes.listSubscriptions(this, userId);
+  }
+
+  mailboxNamesById(userId) {
+    return mailboxes.mailboxNamesById(this, userId);
+  }
+
+  countMessages(userId, mailbox, opts) {
+    return mailboxes.countMessages(this, userId, mailbox, opts);
+  }
+
+  countIn(userId, mailbox, opts) {
+    return mailboxes.countIn(this, userId, mailbox, opts);
+  }
+
+  copyMessages(userId, srcId, uids, dstId, opts) {
+    return mailboxes.copyMessages(this, userId, srcId, uids, dstId, opts);
+  }
+
+  copyInTransaction(userId, srcId, uids, dstId, opts) {
+    return mailboxes.copyInTransaction(this, userId, srcId, uids, dstId, opts);
+  }
+
+  changesSince(userId, mailbox, modseq) {
+    return mailboxes.changesSince(this, userId, mailbox, modseq);
+  }
+
+  // APPEND, LMTP and deliver: the one append path (append-ops.js).
+  appendMessage(userId, mailbox, msg) {
+    return appends.appendMessage(this, userId, mailbox, msg);
+  }
+
+  appendMessages(userId, mailbox, msgs) {
+    return appends.appendMessages(this, userId, mailbox, msgs);
+  }
+
+  appendTransaction(userId, mailbox, msgs, hashes) {
+    return appends.appendTransaction(this, userId, mailbox, msgs, hashes);
+  }
+
+  // Webmail threads (thread-ops.js).
+  assignThreads(userId) {
+    return threads.assignThreads(this, userId);
+  }
+
+  listThreads(userId, opts) {
+    return threads.listThreads(this, userId, opts);
+  }
+
+  threadMessages(userId, threadId) {
+    return threads.threadMessages(this, userId, threadId);
+  }
+
+  // Failed-login counts shared by every process (login-ops.js).
+  loginFailureCounts(keys, nowMs) {
+    return logins.loginFailureCounts(this, keys, nowMs);
+  }
+
+  addLoginFailure(keys, nowMs, windowMs) {
+    return logins.addLoginFailure(this, keys, nowMs, windowMs);
+  }
+
+  clearLoginFailures(keys) {
+    return logins.clearLoginFailures(this, keys);
+  }
+
+  // Fleet migration jobs (fleet-ops.js).
+  registerMigrationAccount(a) {
+    return fleet.registerMigrationAccount(this, a);
+  }
+
+  migrationAccount(userId) {
+    return fleet.migrationAccount(this, userId);
+  }
+
+  migrationAccounts() {
+    return fleet.migrationAccounts(this);
+  }
+
+  updateMigrationAccount(userId, fields) {
+    return fleet.updateMigrationAccount(this, userId, fields);
+  }
+
+  addMigrationProgress(userId, messages, bytes) {
+    return fleet.addMigrationProgress(this, userId, messages, bytes);
+  }
+
+  userMailTotals(userId) {
+    return fleet.userMailTotals(this, userId);
+  }
+
+  runningMigrationsOnHost(host, port) {
+    return fleet.runningMigrationsOnHost(this, host, port);
+  }
+
+  holdMigrationLocks() {
+    return fleet.holdMigrationLocks(this);
+  }
+
+  queueDb() {
+    return fleet.queueDb(this);
   }
 }
 

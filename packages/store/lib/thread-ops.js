@@ -282,6 +282,7 @@ async function writeThreadKeys(db, userId, rows) {
  * touches, never the whole mailbox. Gives the ids threadIds() gives over all the user's live
  * messages (packages/store/test/threads-incremental.test.js): messages outside that closure keep their
  * component and root, and no base subject of theirs changes its root sets.
+ * @param {import('./pg-store').PgStore} store
  * @returns {Promise<{closure: number, assigned: number, merged: number}>}
  */
 async function threadBatch(store, db, userId, rows) {
@@ -297,6 +298,7 @@ async function threadBatch(store, db, userId, rows) {
  * reads and the same answer, with the new messages taken from `rows` instead of the table, so
  * that their thread ids and keys go into the one statement that inserts them. Writes only what
  * concerns older messages (a merge's new ids, a root that lost its subject key: both rare).
+ * @param {import('./pg-store').PgStore} store
  * @returns {Promise<{ids: Map<string, string>, keys: {keys: Buffer[], boxes: number[], uids: number[]}}>}
  *   ids: `mailbox_id/uid` → thread id of each new message; keys: the thread_keys rows to add
  *   (the new messages' id keys, every touched root's subject key; the insert skips those there)
@@ -471,6 +473,7 @@ async function deleteRootKeys(db, userId, del) {
  * modseq, no outbox row (the mirror holds no thread id). A merge changes an id clients may
  * have seen: it is stamped with a new modseq and queued, like every change, under the
  * mailbox row lock (mailboxes in id order).
+ * @param {import('./pg-store').PgStore} store
  */
 async function writeThreadIds(store, db, userId, changed, ids) {
   const first = changed.filter((m) => m.old == null);
@@ -503,132 +506,135 @@ async function writeThreadIds(store, db, userId, changed, ids) {
   }
 }
 
-const threadOps = {
-  /**
-   * (Re)computes the thread id of all the user's messages; writes only the ones that changed.
-   * A repair and the reference of the incremental stage: imports, appends and copies thread
-   * their own messages as they store them (threadBatch), reading only what those touch. This
-   * reads every live message of the user: memory grows with the user.
-   * @param {number} userId
-   * @returns {Promise<{messages: number, updated: number}>}
-   */
-  async assignThreads(userId) {
-    const r = await this.knex.raw(
-      `SELECT ${THREAD_COLUMNS} FROM messages m WHERE m.user_id = ? AND NOT m.expunged`,
-      [userId],
-    );
-    const msgs = r.rows.map(threadMsg);
-    const ids = threadIds(msgs);
-    const changed = msgs.filter((m) => m.old !== ids.get(m.key));
-    for (const [mailboxId, list] of byMailbox(changed)) {
-      for (let i = 0; i < list.length; i += 5000) {
-        const part = list.slice(i, i + 5000);
-        // A first thread id (new mail) is not a change of the message: no modseq, no outbox
-        // row (the mirror holds no thread id). A merge changes an id clients may have seen: it
-        // is stamped with a new modseq and queued, like every change. Either way the mailbox's
-        // HIGHESTMODSEQ moves, so a reader keyed on it (the list cache) looks again.
-        const mergedUids = part.filter((m) => m.old != null).map((m) => m.uid);
-        await this.knex.transaction(async (trx) => {
-          const mb = await lockMailbox(trx, userId, mailboxId);
-          const modseq = Number(mb.highestmodseq) + 1;
-          await trx.raw(
-            `UPDATE messages m SET thread_id = v.t,
-                    modseq = CASE WHEN v.merged THEN ? ELSE m.modseq END
-               FROM unnest(?::bigint[], ?::text[], ?::boolean[]) AS v(uid, t, merged)
-              WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid`,
-            [
-              modseq,
-              part.map((m) => m.uid),
-              part.map((m) => ids.get(m.key)),
-              part.map((m) => m.old != null),
-              userId,
-              mailboxId,
-            ],
-          );
-          await recordChange(this, trx, userId, mailboxId, mergedUids, modseq);
-        });
-      }
+/**
+ * (Re)computes the thread id of all the user's messages; writes only the ones that changed.
+ * A repair and the reference of the incremental stage: imports, appends and copies thread
+ * their own messages as they store them (threadBatch), reading only what those touch. This
+ * reads every live message of the user: memory grows with the user.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @returns {Promise<{messages: number, updated: number}>}
+ */
+async function assignThreads(store, userId) {
+  const r = await store.knex.raw(
+    `SELECT ${THREAD_COLUMNS} FROM messages m WHERE m.user_id = ? AND NOT m.expunged`,
+    [userId],
+  );
+  const msgs = r.rows.map(threadMsg);
+  const ids = threadIds(msgs);
+  const changed = msgs.filter((m) => m.old !== ids.get(m.key));
+  for (const [mailboxId, list] of byMailbox(changed)) {
+    for (let i = 0; i < list.length; i += 5000) {
+      const part = list.slice(i, i + 5000);
+      // A first thread id (new mail) is not a change of the message: no modseq, no outbox
+      // row (the mirror holds no thread id). A merge changes an id clients may have seen: it
+      // is stamped with a new modseq and queued, like every change. Either way the mailbox's
+      // HIGHESTMODSEQ moves, so a reader keyed on it (the list cache) looks again.
+      const mergedUids = part.filter((m) => m.old != null).map((m) => m.uid);
+      await store.knex.transaction(async (trx) => {
+        const mb = await lockMailbox(trx, userId, mailboxId);
+        const modseq = Number(mb.highestmodseq) + 1;
+        await trx.raw(
+          `UPDATE messages m SET thread_id = v.t,
+                  modseq = CASE WHEN v.merged THEN ? ELSE m.modseq END
+             FROM unnest(?::bigint[], ?::text[], ?::boolean[]) AS v(uid, t, merged)
+            WHERE m.user_id = ? AND m.mailbox_id = ? AND m.uid = v.uid`,
+          [
+            modseq,
+            part.map((m) => m.uid),
+            part.map((m) => ids.get(m.key)),
+            part.map((m) => m.old != null),
+            userId,
+            mailboxId,
+          ],
+        );
+        await recordChange(store, trx, userId, mailboxId, mergedUids, modseq);
+      });
     }
-    return { messages: msgs.length, updated: changed.length };
-  },
+  }
+  return { messages: msgs.length, updated: changed.length };
+}
 
-  /**
-   * Threads of a user (optionally those with a message in one mailbox), newest activity
-   * first, keyset-paged on (last date, thread id).
-   * @param {number} userId
-   * @param {{mailboxId?: number, limit?: number, after?: {d: string, t: string}}} [opts]
-   * @returns {Promise<{threads: Array<{threadId: string, subject: string|null, messages: number,
-   *   unseen: number, lastDate: string|null, from: string[]}>, next: {d: string, t: string}|null}>}
-   */
-  async listThreads(userId, opts = {}) {
-    const limit = opts.limit || 50;
-    const thread = "coalesce(m.thread_id, m.mailbox_id || '/' || m.uid)";
-    const inMailbox =
-      opts.mailboxId != null
-        ? `AND ${thread} IN (SELECT coalesce(x.thread_id, x.mailbox_id || '/' || x.uid)
-             FROM messages x WHERE x.user_id = ? AND x.mailbox_id = ? AND NOT x.expunged)`
-        : '';
-    const r = await this.knex.raw(
-      `SELECT * FROM (
-         SELECT ${thread} AS t,
-                (array_agg(m.subject ORDER BY coalesce(m.date, m.internal_date), m.uid))[1] AS subject,
-                count(*)::int AS n,
-                (count(*) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags))))::int AS unseen,
-                max(coalesce(m.date, m.internal_date)) AS last,
-                (array_agg(DISTINCT coalesce(nullif(m.from_name, ''), m.from_addr)))[1:5] AS senders
-           FROM messages m
-          WHERE m.user_id = ? AND NOT m.expunged ${inMailbox}
-          GROUP BY 1) g
-        WHERE ?::timestamptz IS NULL OR (g.last, g.t) < (?::timestamptz, ?::text)
-        ORDER BY g.last DESC, g.t DESC
-        LIMIT ?`,
-      [
-        userId,
-        ...(opts.mailboxId != null ? [userId, opts.mailboxId] : []),
-        opts.after ? opts.after.d : null,
-        opts.after ? opts.after.d : null,
-        opts.after ? opts.after.t : null,
-        limit + 1,
-      ],
-    );
-    const rows = r.rows.slice(0, limit);
-    const threads = rows.map((x) => ({
-      threadId: x.t,
-      subject: x.subject,
-      messages: x.n,
-      unseen: x.unseen,
-      lastDate: x.last ? new Date(x.last).toISOString() : null,
-      from: (x.senders || []).filter(Boolean),
-    }));
-    const last = rows[rows.length - 1];
-    const next =
-      r.rows.length > limit && last ? { d: new Date(last.last).toISOString(), t: last.t } : null;
-    return { threads, next };
-  },
+/**
+ * Threads of a user (optionally those with a message in one mailbox), newest activity
+ * first, keyset-paged on (last date, thread id).
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {{mailboxId?: number, limit?: number, after?: {d: string, t: string}}} [opts]
+ * @returns {Promise<{threads: Array<{threadId: string, subject: string|null, messages: number,
+ *   unseen: number, lastDate: string|null, from: string[]}>, next: {d: string, t: string}|null}>}
+ */
+async function listThreads(store, userId, opts = {}) {
+  const limit = opts.limit || 50;
+  const thread = "coalesce(m.thread_id, m.mailbox_id || '/' || m.uid)";
+  const inMailbox =
+    opts.mailboxId != null
+      ? `AND ${thread} IN (SELECT coalesce(x.thread_id, x.mailbox_id || '/' || x.uid)
+           FROM messages x WHERE x.user_id = ? AND x.mailbox_id = ? AND NOT x.expunged)`
+      : '';
+  const r = await store.knex.raw(
+    `SELECT * FROM (
+       SELECT ${thread} AS t,
+              (array_agg(m.subject ORDER BY coalesce(m.date, m.internal_date), m.uid))[1] AS subject,
+              count(*)::int AS n,
+              (count(*) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags))))::int AS unseen,
+              max(coalesce(m.date, m.internal_date)) AS last,
+              (array_agg(DISTINCT coalesce(nullif(m.from_name, ''), m.from_addr)))[1:5] AS senders
+         FROM messages m
+        WHERE m.user_id = ? AND NOT m.expunged ${inMailbox}
+        GROUP BY 1) g
+      WHERE ?::timestamptz IS NULL OR (g.last, g.t) < (?::timestamptz, ?::text)
+      ORDER BY g.last DESC, g.t DESC
+      LIMIT ?`,
+    [
+      userId,
+      ...(opts.mailboxId != null ? [userId, opts.mailboxId] : []),
+      opts.after ? opts.after.d : null,
+      opts.after ? opts.after.d : null,
+      opts.after ? opts.after.t : null,
+      limit + 1,
+    ],
+  );
+  const rows = r.rows.slice(0, limit);
+  const threads = rows.map((x) => ({
+    threadId: x.t,
+    subject: x.subject,
+    messages: x.n,
+    unseen: x.unseen,
+    lastDate: x.last ? new Date(x.last).toISOString() : null,
+    from: (x.senders || []).filter(Boolean),
+  }));
+  const last = rows[rows.length - 1];
+  const next =
+    r.rows.length > limit && last ? { d: new Date(last.last).toISOString(), t: last.t } : null;
+  return { threads, next };
+}
 
-  /**
-   * The messages of one of the user's threads, oldest first, as header rows with their
-   * mailbox id; THREAD_NOT_FOUND when the user has no such thread (another user's included).
-   * @param {number} userId
-   * @param {string} threadId
-   */
-  async threadMessages(userId, threadId) {
-    const own = /^(\d+)\/(\d+)$/.exec(threadId);
-    const r = await this.knex.raw(
-      `SELECT ${HEADER_COLUMNS} FROM messages m
-        WHERE m.user_id = ? AND NOT m.expunged AND ${
-          own ? 'm.thread_id IS NULL AND m.mailbox_id = ? AND m.uid = ?' : 'm.thread_id = ?'
-        }
-        ORDER BY coalesce(m.date, m.internal_date), m.mailbox_id, m.uid`,
-      own ? [userId, Number(own[1]), Number(own[2])] : [userId, threadId],
-    );
-    if (!r.rows.length) throw new errors.THREAD_NOT_FOUND(threadId);
-    return r.rows.map((row) => ({ ...headerRow(row), mailboxId: row.mailbox_id }));
-  },
-};
+/**
+ * The messages of one of the user's threads, oldest first, as header rows with their
+ * mailbox id; THREAD_NOT_FOUND when the user has no such thread (another user's included).
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {string} threadId
+ */
+async function threadMessages(store, userId, threadId) {
+  const own = /^(\d+)\/(\d+)$/.exec(threadId);
+  const r = await store.knex.raw(
+    `SELECT ${HEADER_COLUMNS} FROM messages m
+      WHERE m.user_id = ? AND NOT m.expunged AND ${
+        own ? 'm.thread_id IS NULL AND m.mailbox_id = ? AND m.uid = ?' : 'm.thread_id = ?'
+      }
+      ORDER BY coalesce(m.date, m.internal_date), m.mailbox_id, m.uid`,
+    own ? [userId, Number(own[1]), Number(own[2])] : [userId, threadId],
+  );
+  if (!r.rows.length) throw new errors.THREAD_NOT_FOUND(threadId);
+  return r.rows.map((row) => ({ ...headerRow(row), mailboxId: row.mailbox_id }));
+}
 
 module.exports = {
-  threadOps,
+  assignThreads,
+  listThreads,
+  threadMessages,
   threadIds,
   baseSubject,
   threadBatch,

@@ -42,15 +42,7 @@ const {
  */
 
 const SERVERS = ['mailgate', 'dovecot-maildir', 'dovecot-mbox'];
-
-/** A loopback port nobody listens on right now. */
-async function freePort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const { freePort } = dovecot;
 
 /** Resolves when something accepts connections on the port (or rejects after `ms`). */
 async function waitPort(port, ms, child) {

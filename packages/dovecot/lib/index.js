@@ -82,7 +82,11 @@ function requireInstalled() {
   }
 }
 
-/* A port nobody listens on right now (the kernel's pick; tiny race until Dovecot binds it). */
+/**
+ * A loopback port nobody listens on right now: the kernel's pick (a tiny race until the caller
+ * binds it). Exported because the bench and the Postfix test helper start servers beside Dovecot.
+ * @returns {Promise<number>}
+ */
 function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -721,4 +725,5 @@ module.exports = {
   withImapClient,
   DovecotError,
   MAIL_UID,
+  freePort,
 };

@@ -13,6 +13,8 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync, spawnSync } = require('node:child_process');
+// The one loopback-port picker of the repository (Dovecot's helper; the tests run beside Dovecot).
+const { freePort } = require('@mailgate/dovecot');
 
 const POSTFIX = '/usr/sbin/postfix';
 const SMTP_SOURCE = '/usr/sbin/smtp-source';
@@ -24,15 +26,6 @@ function postfixMissing() {
   }
   if (process.getuid && process.getuid() !== 0) return 'a Postfix instance needs root';
   return null;
-}
-
-/** A loopback port nobody listens on right now. */
-async function freePort() {
-  const s = net.createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 // The services a delivering instance needs; nothing chrooted (the queue is a scratch folder).

@@ -68,7 +68,7 @@ async function main() {
   const o = args(process.argv.slice(2));
   const corpus =
     o.corpus ||
-    require(path.join(__dirname, '..', '..', '..', 'test', 'support', 'corpus.js')).corpusDir();
+    require(path.join(__dirname, '..', '..', 'test-support', 'lib', 'corpus.js')).corpusDir();
   const box = buildMailbox({ corpus, work: o.work, name: o.size, count: SIZES[o.size] });
   const requests = [
     { request: 'first_open', command: 'SELECT INBOX', select: false },

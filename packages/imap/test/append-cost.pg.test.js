@@ -1,6 +1,7 @@
 'use strict';
 
 const { msg } = require('@mailgate/test-support/mail');
+const { statementsDuring } = require('@mailgate/test-support/db');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
 
@@ -22,17 +23,7 @@ beforeAll(async () => {
 afterAll(() => env && env.close());
 
 /** The SQL statements a step runs. */
-async function statements(step) {
-  const knex = env.service.store.knex;
-  const sql = [];
-  const onQuery = (q) => sql.push(q.sql);
-  knex.on('query', onQuery);
-  try {
-    return { result: await step(), sql };
-  } finally {
-    knex.removeListener('query', onQuery);
-  }
-}
+const statements = (step) => statementsDuring(env.service.store.knex, step);
 
 // The listing of every mailbox with its counts (store listMailboxes); the background purge
 // of a MOVE's source may run meanwhile and counts its own rows, which is not the check.

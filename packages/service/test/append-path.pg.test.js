@@ -1,6 +1,6 @@
 'use strict';
 
-const { useServiceSuite } = require('@mailgate/test-support/db');
+const { useServiceSuite, statementsDuring } = require('@mailgate/test-support/db');
 const { msg } = require('@mailgate/test-support/mail');
 
 /*
@@ -26,16 +26,7 @@ describe('append path: statements and group commit', () => {
   });
 
   /** The SQL statements a step sends. */
-  async function statements(step) {
-    const sql = [];
-    const onQuery = (q) => sql.push(q.sql);
-    knex.on('query', onQuery);
-    try {
-      return { result: await step(), sql };
-    } finally {
-      knex.removeListener('query', onQuery);
-    }
-  }
+  const statements = (step) => statementsDuring(knex, step);
 
   const begins = (sql) => sql.filter((q) => /^BEGIN/i.test(q)).length;
 

@@ -197,3 +197,24 @@ async function startTestService(name, env = {}) {
 }
 
 module.exports.startTestService = startTestService;
+
+/**
+ * The SQL statements a step sends through a Knex instance (its 'query' events), for tests that
+ * bound how many statements a command costs; the listener is removed even when the step throws.
+ * @template T
+ * @param {import('knex').Knex} knex
+ * @param {() => Promise<T>} step
+ * @returns {Promise<{result: T, sql: string[]}>}
+ */
+async function statementsDuring(knex, step) {
+  const sql = [];
+  const onQuery = (q) => sql.push(q.sql);
+  knex.on('query', onQuery);
+  try {
+    return { result: await step(), sql };
+  } finally {
+    knex.removeListener('query', onQuery);
+  }
+}
+
+module.exports.statementsDuring = statementsDuring;

@@ -58,7 +58,7 @@ const DISTRIBUTED_TABLES = [
 ];
 
 /**
- * Storage options of the DEFAULT partitions, as createPartitions gives per-user ones (pg-store.js).
+ * Storage options of the DEFAULT partitions, as createPartitions gives per-user ones (user-ops.js).
  */
 const PARTITION_OPTIONS = {
   messages:

@@ -490,7 +490,84 @@ async function changesSince(store, userId, mailbox, modseq) {
   return { highestModseq: Number(mb.highestmodseq), changed, expunged };
 }
 
+/**
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {string} name
+ * @returns {Promise<object>} mailbox row
+ */
+async function ensureMailbox(store, userId, name) {
+  validateMailboxName(name);
+  name = canonicalName(name);
+  const found = await store.knex('mailboxes').where({ user_id: userId, name }).first();
+  if (found) return found;
+  // UIDVALIDITY from the sequence that only grows (RFC 3501 2.3.1.1: never repeated for a
+  // re-created mailbox name, even within the same second; mailbox-ref.js NEW_UIDVALIDITY).
+  // A mailbox an import makes is subscribed, as the legacy server showed every folder
+  // (a name subscribed already stays so; subscriptions are names, mailbox-ops.js).
+  await store.knex.raw(
+    `WITH b AS (
+       INSERT INTO mailboxes (user_id, name, uidvalidity, special_use)
+       VALUES (?, ?, ${NEW_UIDVALIDITY}, ?) ON CONFLICT (user_id, name) DO NOTHING
+       RETURNING user_id, name)
+     INSERT INTO subscriptions (user_id, name) SELECT user_id, name FROM b
+     ON CONFLICT DO NOTHING`,
+    [userId, name, specialUseFor(name)],
+  );
+  return store.knex('mailboxes').where({ user_id: userId, name }).first();
+}
+
+/**
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {string} name
+ */
+async function getMailbox(store, userId, name) {
+  name = canonicalName(name);
+  const mb = await store.knex('mailboxes').where({ user_id: userId, name }).first();
+  if (!mb) throw new errors.MAILBOX_NOT_FOUND(name);
+  return mb;
+}
+
+/**
+ * Mailboxes with message counts.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @returns {Promise<Array<{name: string, total: number, unseen: number, uidvalidity: number, uidnext: number, highestmodseq: number, specialUse: string|null}>>}
+ */
+async function listMailboxes(store, userId) {
+  // The subquery names the user itself: correlated on b.user_id alone, Citus cannot prove
+  // it stays in one shard and plans a task per shard (citus.js, the router-query test).
+  const r = await store.knex.raw(
+    `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use,
+            EXISTS (SELECT 1 FROM subscriptions s
+                     WHERE s.user_id = ? AND s.name = b.name) AS subscribed,
+            count(m.uid)::int AS total,
+            count(m.uid) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags)))::int AS unseen
+       FROM mailboxes b
+       LEFT JOIN messages m
+         ON m.user_id = b.user_id AND m.mailbox_id = b.id AND NOT m.expunged
+      WHERE b.user_id = ?
+      GROUP BY b.user_id, b.id
+      ORDER BY (b.name = 'INBOX') DESC, b.name`,
+    [userId, userId],
+  );
+  return r.rows.map((row) => ({
+    name: row.name,
+    total: row.total,
+    unseen: row.unseen,
+    uidvalidity: Number(row.uidvalidity),
+    uidnext: Number(row.uidnext),
+    highestmodseq: Number(row.highestmodseq),
+    specialUse: row.special_use,
+    subscribed: row.subscribed,
+  }));
+}
+
 module.exports = {
+  ensureMailbox,
+  getMailbox,
+  listMailboxes,
   createMailbox,
   renameMailbox,
   deleteMailbox,

@@ -17,11 +17,11 @@ const {
 const { ListCache, pageOf } = require('./list-cache');
 const { MailboxChangeFeed } = require('./change-feed');
 const { planKeptUids } = require('./kept-uids');
-const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require('./mailbox-ref');
+const { inMailbox, mustExist, isName } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
 const { chunksIn } = require('./chunks-sql');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS } = require('./columns');
-const { parseQuery, validateUserName, validateMailboxName, specialUseFor } = require('./names');
+const { parseQuery } = require('./names');
 const threads = require('./thread-ops');
 const { perUserPartitions } = require('./citus');
 const tokens = require('./tokens');
@@ -95,119 +95,28 @@ class PgStore {
     if (this.changeFeed) this.changeFeed.close();
   }
 
-  /**
-   * Creates a user and their physical partitions.
-   * @param {string} name
-   * @param {{passwordHash?: string|null}} [opts]
-   * @returns {Promise<{id: number, name: string}>}
-   */
-  async createUser(name, opts = {}) {
-    validateUserName(name);
-    return this.knex.transaction(async (trx) => {
-      const existing = await trx('users').where({ name }).first();
-      if (existing) throw new errors.USER_EXISTS(name);
-      const [user] = await trx('users')
-        .insert({ name, password_hash: opts.passwordHash || null })
-        .returning(['id', 'name']);
-      if (await perUserPartitions(this.knex)) await createPartitions(trx, user.id);
-      return user;
-    });
+  createUser(name, opts) {
+    return users.createUser(this, name, opts);
   }
 
-  /**
-   * @param {string} name
-   * @returns {Promise<{id: number, name: string, password_hash: string|null}>}
-   */
-  async getUser(name) {
-    const user = await this.knex('users').where({ name }).first();
-    if (!user) throw new errors.USER_NOT_FOUND(name);
-    return user;
+  getUser(name) {
+    return users.getUser(this, name);
   }
 
-  /**
-   * Returns the user, creating it (without password) when missing: imports create users.
-   * @param {string} name
-   */
-  async ensureUser(name) {
-    const user = await this.knex('users').where({ name }).first();
-    if (user) return user;
-    try {
-      return await this.createUser(name);
-    } catch (err) {
-      if (err.code === 'USER_EXISTS' || err.code === '23505') return this.getUser(name);
-      throw err;
-    }
+  ensureUser(name) {
+    return users.ensureUser(this, name);
   }
 
-  /**
-   * @param {number} userId
-   * @param {string} name
-   * @returns {Promise<object>} mailbox row
-   */
-  async ensureMailbox(userId, name) {
-    validateMailboxName(name);
-    name = canonicalName(name);
-    const found = await this.knex('mailboxes').where({ user_id: userId, name }).first();
-    if (found) return found;
-    // UIDVALIDITY from the sequence that only grows (RFC 3501 2.3.1.1: never repeated for a
-    // re-created mailbox name, even within the same second; mailbox-ref.js NEW_UIDVALIDITY).
-    // A mailbox an import makes is subscribed, as the legacy server showed every folder
-    // (a name subscribed already stays so; subscriptions are names, mailbox-ops.js).
-    await this.knex.raw(
-      `WITH b AS (
-         INSERT INTO mailboxes (user_id, name, uidvalidity, special_use)
-         VALUES (?, ?, ${NEW_UIDVALIDITY}, ?) ON CONFLICT (user_id, name) DO NOTHING
-         RETURNING user_id, name)
-       INSERT INTO subscriptions (user_id, name) SELECT user_id, name FROM b
-       ON CONFLICT DO NOTHING`,
-      [userId, name, specialUseFor(name)],
-    );
-    return this.knex('mailboxes').where({ user_id: userId, name }).first();
+  ensureMailbox(userId, name) {
+    return mailboxes.ensureMailbox(this, userId, name);
   }
 
-  /**
-   * @param {number} userId
-   * @param {string} name
-   */
-  async getMailbox(userId, name) {
-    name = canonicalName(name);
-    const mb = await this.knex('mailboxes').where({ user_id: userId, name }).first();
-    if (!mb) throw new errors.MAILBOX_NOT_FOUND(name);
-    return mb;
+  getMailbox(userId, name) {
+    return mailboxes.getMailbox(this, userId, name);
   }
 
-  /**
-   * Mailboxes with message counts.
-   * @param {number} userId
-   * @returns {Promise<Array<{name: string, total: number, unseen: number, uidvalidity: number, uidnext: number, highestmodseq: number, specialUse: string|null}>>}
-   */
-  async listMailboxes(userId) {
-    // The subquery names the user itself: correlated on b.user_id alone, Citus cannot prove
-    // it stays in one shard and plans a task per shard (citus.js, the router-query test).
-    const r = await this.knex.raw(
-      `SELECT b.name, b.uidvalidity, b.uidnext, b.highestmodseq, b.special_use,
-              EXISTS (SELECT 1 FROM subscriptions s
-                       WHERE s.user_id = ? AND s.name = b.name) AS subscribed,
-              count(m.uid)::int AS total,
-              count(m.uid) FILTER (WHERE NOT ('\\Seen' = ANY(m.flags)))::int AS unseen
-         FROM mailboxes b
-         LEFT JOIN messages m
-           ON m.user_id = b.user_id AND m.mailbox_id = b.id AND NOT m.expunged
-        WHERE b.user_id = ?
-        GROUP BY b.user_id, b.id
-        ORDER BY (b.name = 'INBOX') DESC, b.name`,
-      [userId, userId],
-    );
-    return r.rows.map((row) => ({
-      name: row.name,
-      total: row.total,
-      unseen: row.unseen,
-      uidvalidity: Number(row.uidvalidity),
-      uidnext: Number(row.uidnext),
-      highestmodseq: Number(row.highestmodseq),
-      specialUse: row.special_use,
-      subscribed: row.subscribed,
-    }));
+  listMailboxes(userId) {
+    return mailboxes.listMailboxes(this, userId);
   }
 
   /**
@@ -1307,40 +1216,6 @@ async function statsForNewPartition(client, userId) {
   );
   if (!r.rows.length) {
     await client.query(`ANALYZE messages_u${id} (user_id, mailbox_id, uid)`);
-  }
-}
-
-async function createPartitions(trx, userId) {
-  const id = Number(userId);
-  if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
-  // Identifiers cannot be bound parameters; the id is an integer we generated.
-  // fillfactor 50 on messages: room for HOT row versions, so flag changes and expunges
-  // touch no index (migrations/20261122030000_hot_updates.js, 20261123000000_fillfactor_50.js).
-  // autovacuum_analyze_scale_factor 4: flag changes and expunges do not start an ANALYZE,
-  // whose snapshot would stop the pruning those HOT updates need (imports analyze at their
-  // end; migrations/20261125140000_analyze_after_inserts.js).
-  // toast_tuple_target 512 on messages: long search text goes out of line, rows stay small, and
-  // the new version of a changed row fits its page (migrations/20261122040000_search_text_lower.js).
-  // 128 on message_words: the tsvector out of line, the rows a word search visits tiny
-  // (migrations/20261125190000_message_words.js). 8160 on message_chunks: pieces of text stay
-  // inline and uncompressed (migrations/20261125220000_message_chunks.js).
-  const options = {
-    messages:
-      ' WITH (fillfactor = 50, toast_tuple_target = 512, autovacuum_analyze_scale_factor = 4)',
-    message_words: ' WITH (toast_tuple_target = 128)',
-    message_chunks: ' WITH (toast_tuple_target = 8160)',
-  };
-  for (const table of [
-    'messages',
-    'message_words',
-    'message_chunks',
-    'message_sources',
-    'quarantine',
-  ]) {
-    const opts = options[table] || '';
-    await trx.raw(
-      `CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})${opts}`,
-    );
   }
 }
 

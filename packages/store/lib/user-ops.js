@@ -3,6 +3,7 @@
 const { errors } = require('@mailgate/core');
 const { HealthProbe, PROBE_TIMEOUT_MS } = require('./health-probe');
 const { perUserPartitions } = require('./citus');
+const { validateUserName } = require('./names');
 
 /*
  * Users as a whole: the list (`mailgate user list`), deletion with all their mail (`mailgate
@@ -12,7 +13,7 @@ const { perUserPartitions } = require('./citus');
  * Never sees a password: stamps are digests of the stored hash, computed by PostgreSQL.
  */
 
-// A user's physical partitions (pg-store.js createPartitions): dropped with the user.
+// A user's physical partitions (createPartitions below): dropped with the user.
 const PARTITIONED = [
   'messages',
   'message_words',
@@ -141,4 +142,93 @@ function withTimeout(promise, ms) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-module.exports = { userSummaries, deleteUser, credentialStamps, closeCredentialProbe };
+/**
+ * Creates a user and their physical partitions.
+ * @param {import('./pg-store').PgStore} store
+ * @param {string} name
+ * @param {{passwordHash?: string|null}} [opts]
+ * @returns {Promise<{id: number, name: string}>}
+ */
+async function createUser(store, name, opts = {}) {
+  validateUserName(name);
+  return store.knex.transaction(async (trx) => {
+    const existing = await trx('users').where({ name }).first();
+    if (existing) throw new errors.USER_EXISTS(name);
+    const [user] = await trx('users')
+      .insert({ name, password_hash: opts.passwordHash || null })
+      .returning(['id', 'name']);
+    if (await perUserPartitions(store.knex)) await createPartitions(trx, user.id);
+    return user;
+  });
+}
+
+/**
+ * @param {import('./pg-store').PgStore} store
+ * @param {string} name
+ * @returns {Promise<{id: number, name: string, password_hash: string|null}>}
+ */
+async function getUser(store, name) {
+  const user = await store.knex('users').where({ name }).first();
+  if (!user) throw new errors.USER_NOT_FOUND(name);
+  return user;
+}
+
+/**
+ * Returns the user, creating it (without password) when missing: imports create users.
+ * @param {import('./pg-store').PgStore} store
+ * @param {string} name
+ */
+async function ensureUser(store, name) {
+  const user = await store.knex('users').where({ name }).first();
+  if (user) return user;
+  try {
+    return await store.createUser(name);
+  } catch (err) {
+    if (err.code === 'USER_EXISTS' || err.code === '23505') return store.getUser(name);
+    throw err;
+  }
+}
+
+async function createPartitions(trx, userId) {
+  const id = Number(userId);
+  if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
+  // Identifiers cannot be bound parameters; the id is an integer we generated.
+  // fillfactor 50 on messages: room for HOT row versions, so flag changes and expunges
+  // touch no index (migrations/20261122030000_hot_updates.js, 20261123000000_fillfactor_50.js).
+  // autovacuum_analyze_scale_factor 4: flag changes and expunges do not start an ANALYZE,
+  // whose snapshot would stop the pruning those HOT updates need (imports analyze at their
+  // end; migrations/20261125140000_analyze_after_inserts.js).
+  // toast_tuple_target 512 on messages: long search text goes out of line, rows stay small, and
+  // the new version of a changed row fits its page (migrations/20261122040000_search_text_lower.js).
+  // 128 on message_words: the tsvector out of line, the rows a word search visits tiny
+  // (migrations/20261125190000_message_words.js). 8160 on message_chunks: pieces of text stay
+  // inline and uncompressed (migrations/20261125220000_message_chunks.js).
+  const options = {
+    messages:
+      ' WITH (fillfactor = 50, toast_tuple_target = 512, autovacuum_analyze_scale_factor = 4)',
+    message_words: ' WITH (toast_tuple_target = 128)',
+    message_chunks: ' WITH (toast_tuple_target = 8160)',
+  };
+  for (const table of [
+    'messages',
+    'message_words',
+    'message_chunks',
+    'message_sources',
+    'quarantine',
+  ]) {
+    const opts = options[table] || '';
+    await trx.raw(
+      `CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})${opts}`,
+    );
+  }
+}
+
+module.exports = {
+  createUser,
+  getUser,
+  ensureUser,
+  userSummaries,
+  deleteUser,
+  credentialStamps,
+  closeCredentialProbe,
+};

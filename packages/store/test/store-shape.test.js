@@ -42,3 +42,19 @@ test('every method that hands off to a concern module reaches a function it expo
   // A hand-off keeps the name: store.setFlags() is mail-ops setFlags().
   expect(handOffs.filter(([n, m]) => n !== m[1]).map(([n]) => n)).toEqual([]);
 });
+
+// PgStore keeps only its connection plumbing; the methods it once held itself live in the
+// module of their concern and the class hands off to them (issue 31.1, the last step).
+const MOVED = [
+  'createUser',
+  'getUser',
+  'ensureUser',
+  'ensureMailbox',
+  'getMailbox',
+  'listMailboxes',
+];
+
+test('users and mailboxes are concern modules, PgStore hands off to them', () => {
+  const names = new Set(handOffs.map(([n]) => n));
+  expect(MOVED.filter((n) => !names.has(n))).toEqual([]);
+});

@@ -7,7 +7,6 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { hashPassword } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
-const { build } = require('@mailgate/api');
 const { addLegacyUser } = require('@mailgate/legacy');
 const { createTestDatabase } = require('@mailgate/test-support/db');
 const t = require('./support');
@@ -77,16 +76,11 @@ maybe('webmail page in Chromium', () => {
       });
     }
     addLegacyUser(home, USER, { mboxDir });
-    app = await build({ knex: db.knex, home, docs: false, purgeOnStart: false });
-    url = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await t.launch();
+    ({ app, url, browser } = await t.startSite(db, home));
   });
 
   afterAll(async () => {
-    if (browser) await browser.close();
-    if (app) await app.close();
-    if (db) await db.drop();
-    if (home) fs.rmSync(home, { recursive: true, force: true });
+    await t.stopSite({ browser, app, db, home });
   });
 
   async function signedInPage(shotPrefix) {

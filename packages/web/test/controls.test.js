@@ -3,12 +3,10 @@
 /* global window, document -- the functions given to page.evaluate run in the browser */
 
 const { skipNotice } = require('@mailgate/test-support/skip');
-const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { hashPassword } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
-const { build } = require('@mailgate/api');
 const { createTestDatabase } = require('@mailgate/test-support/db');
 const t = require('./support');
 
@@ -133,16 +131,11 @@ maybe('every control of the page at 1280×800 and 1024×768', () => {
         log: quiet,
       });
     }
-    app = await build({ knex: db.knex, home, docs: false, purgeOnStart: false });
-    url = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await t.launch();
+    ({ app, url, browser } = await t.startSite(db, home));
   });
 
   afterAll(async () => {
-    if (browser) await browser.close();
-    if (app) await app.close();
-    if (db) await db.drop();
-    if (home) fs.rmSync(home, { recursive: true, force: true });
+    await t.stopSite({ browser, app, db, home });
     if (imageServer) await new Promise((resolve) => imageServer.close(resolve));
   });
 

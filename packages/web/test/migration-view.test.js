@@ -11,8 +11,6 @@
  * docs/webmail/migration.png (`npm run screenshots:web`).
  */
 
-const fs = require('node:fs');
-const { build } = require('@mailgate/api');
 const { skipNotice } = require('@mailgate/test-support/skip');
 const { createTestDatabase } = require('@mailgate/test-support/db');
 const t = require('./support');
@@ -74,16 +72,11 @@ d('migration view', () => {
         'Gave up after 5 attempts: Upstream IMAP server imap.old.example:143: ECONNREFUSED',
       finished_at: ago(5),
     });
-    app = await build({ knex: db.knex, home, docs: false, purgeOnStart: false, adminToken: ADMIN });
-    url = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await t.launch();
+    ({ app, url, browser } = await t.startSite(db, home, { adminToken: ADMIN }));
   });
 
   afterAll(async () => {
-    if (browser) await browser.close();
-    if (app) await app.close();
-    if (db) await db.drop();
-    if (home) fs.rmSync(home, { recursive: true, force: true });
+    await t.stopSite({ browser, app, db, home });
   });
 
   test('GET /api/v1/migration needs the admin token', async () => {

@@ -174,6 +174,38 @@ function shooter(page, prefix) {
   };
 }
 
+/**
+ * The site under test: the API (and its pages) over the test database on a loopback port, and
+ * a headless Chromium to open them. If Chromium fails to start the server is closed again.
+ * @param {{knex: import('knex').Knex}} db
+ * @param {string} home MAILGATE_HOME of the server
+ * @param {object} [options] more options of the API's build (e.g. adminToken)
+ * @returns {Promise<{app: object, url: string, browser: object}>}
+ */
+async function startSite(db, home, options = {}) {
+  const { build } = require('@mailgate/api');
+  const app = await build({ knex: db.knex, home, docs: false, purgeOnStart: false, ...options });
+  try {
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    return { app, url, browser: await launch() };
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+}
+
+/**
+ * Closes what a browser test file started, whichever of it exists (a failed beforeAll leaves
+ * some unset): the browser, the server, the database and the home folder.
+ * @param {{browser?: object, app?: object, db?: object, home?: string}} started
+ */
+async function stopSite({ browser, app, db, home }) {
+  if (browser) await browser.close();
+  if (app) await app.close();
+  if (db) await db.drop();
+  if (home) fs.rmSync(home, { recursive: true, force: true });
+}
+
 function tmpdir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'mailgate-web-'));
 }
@@ -185,6 +217,8 @@ module.exports = {
   htmlWithAttachment,
   hostileHtml,
   shooter,
+  startSite,
+  stopSite,
   tmpdir,
   ARTIFACTS,
   DOCS,

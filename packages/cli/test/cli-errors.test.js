@@ -11,19 +11,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { useCliSuite } = require('@mailgate/test-support/db');
 const { mboxOf, msg } = require('@mailgate/test-support/mail');
+const { STACK, onlyError } = require('./error-output');
 
 const suite = useCliSuite('cli-errors');
-const STACK = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
-
-/** stdout must be exactly one JSON object: the error. */
-function onlyError(r) {
-  const lines = r.stdout.split('\n').filter(Boolean);
-  expect(lines).toHaveLength(1);
-  const obj = JSON.parse(lines[0]);
-  expect(Object.keys(obj)).toEqual(['error']);
-  expect(Object.keys(obj.error).sort()).toEqual(['code', 'message']);
-  return obj.error;
-}
 
 beforeAll(() => {
   const file = path.join(suite.tmp, 'inbox.mbox');

@@ -14,18 +14,9 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { useServiceSuite, CLI } = require('@mailgate/test-support/db');
 const { mboxOf, msg } = require('@mailgate/test-support/mail');
+const { STACK, onlyError } = require('./error-output');
 
 const suite = useServiceSuite('cli-new-user');
-const STACK = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
-
-/** stdout must be exactly one JSON object: the error. */
-function onlyError(r) {
-  const lines = r.stdout.split('\n').filter(Boolean);
-  expect(lines).toHaveLength(1);
-  const obj = JSON.parse(lines[0]);
-  expect(Object.keys(obj)).toEqual(['error']);
-  return obj.error;
-}
 
 /** A failure printed the one way: exit code, `CODE: ` on stderr, no stack trace. */
 function failed(r, code, exitCode = 1) {

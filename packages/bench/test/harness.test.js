@@ -304,11 +304,20 @@ describe('harness', () => {
       },
     });
     const h = run.results.find((r) => r.request === 'headers');
-    expect(h.samples).toHaveLength(2);
+    // Sampling stops at the first sample that takes the sum past the budget: two on an idle
+    // machine (60 + 60 ms), one when a busy machine stretches the first past 100 ms. The rule
+    // is asserted, not the machine's speed.
+    const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+    expect(h.samples.length).toBeGreaterThanOrEqual(1);
+    expect(h.samples.length).toBeLessThan(5);
+    expect(sum(h.samples.slice(0, -1))).toBeLessThan(100);
+    expect(sum(h.samples)).toBeGreaterThanOrEqual(100);
     expect(h.ms.min).toBeGreaterThanOrEqual(55);
     // Fast requests still get all five samples, and the short ones are listed in the notes.
     expect(run.results.find((r) => r.request === 'text_rare').samples).toHaveLength(5);
-    expect(run.notes.join('\n')).toMatch(/fewer than 5 warm samples.*slow small headers: 2/);
+    expect(run.notes.join('\n')).toMatch(
+      new RegExp(`fewer than 5 warm samples.*slow small headers: ${h.samples.length}`),
+    );
   });
   test('a self-timed adapter (the imap door) is recorded by its own figure: a slow parse after its clock is not counted', async () => {
     const run = await runSmall(30, {

@@ -52,9 +52,13 @@ const MOVED = [
   'ensureMailbox',
   'getMailbox',
   'listMailboxes',
+  'scanList',
+  'scanHeaders',
+  'search',
+  'checkQueryMailboxes',
 ];
 
-test('users and mailboxes are concern modules, PgStore hands off to them', () => {
+test('users, mailboxes, scans and searches are concern modules, PgStore hands off to them', () => {
   const names = new Set(handOffs.map(([n]) => n));
   expect(MOVED.filter((n) => !names.has(n))).toEqual([]);
 });

@@ -5,6 +5,7 @@ const { PgStore } = require('@mailgate/store');
 const { likeEscape } = require('@mailgate/query');
 const { useCliSuite, createTestDatabase } = require('@mailgate/test-support/db');
 const { msg, importMessages } = require('@mailgate/test-support/mail');
+const { userAsBefore } = require('./migration-user');
 
 /*
  * mailboxes.expunged_pending (migrations/20261126000000_expunged_pending.js): the number of a
@@ -310,21 +311,10 @@ test('migration: hidden rows already in the database are counted on the way up',
     const k = db.knex;
     const name = { name: '20261126000000_expunged_pending.js' };
     await k.migrate.down(name);
-    const id = (await k.raw("INSERT INTO users (name) VALUES ('mig') RETURNING id")).rows[0].id;
-    const boxes = [];
-    for (const box of ['INBOX', 'Trash', 'Empty']) {
-      boxes.push(
-        (
-          await k.raw(
-            'INSERT INTO mailboxes (user_id, name, uidvalidity) VALUES (?, ?, 1) RETURNING id',
-            [id, box],
-          )
-        ).rows[0].id,
-      );
-    }
-    for (const t of ['messages', 'message_words', 'message_chunks']) {
-      await k.raw(`CREATE TABLE ${t}_u${Number(id)} PARTITION OF ${t} FOR VALUES IN (${id})`);
-    }
+    const { id, boxes } = await userAsBefore(k, {
+      mailboxes: ['INBOX', 'Trash', 'Empty'],
+      partitions: ['messages', 'message_words', 'message_chunks'],
+    });
     const insert = (mb, uid, expunged) =>
       k.raw(
         `INSERT INTO messages (user_id, mailbox_id, uid, modseq, content_hash, internal_date, size,

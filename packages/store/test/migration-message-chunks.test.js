@@ -1,6 +1,7 @@
 'use strict';
 
 const { useTestDatabase } = require('@mailgate/test-support/db');
+const { userAsBefore } = require('./migration-user');
 
 /*
  * migrations/20261125220000_message_chunks.js on a database that already holds mail: its
@@ -13,17 +14,10 @@ test('existing texts are cut into pieces on the way up; the column indexes retur
   const k = suite.db.knex;
   const name = { name: '20261125220000_message_chunks.js' };
   await k.migrate.down(name);
-  const id = (await k.raw("INSERT INTO users (name) VALUES ('mig') RETURNING id")).rows[0].id;
-  const mb = (
-    await k.raw(
-      "INSERT INTO mailboxes (user_id, name, uidvalidity) VALUES (?, 'INBOX', 1) RETURNING id",
-      [id],
-    )
-  ).rows[0].id;
-  // As createPartitions did before (id from a serial column)
-  for (const t of ['messages', 'message_words']) {
-    await k.raw(`CREATE TABLE ${t}_u${Number(id)} PARTITION OF ${t} FOR VALUES IN (${id})`);
-  }
+  const {
+    id,
+    boxes: [mb],
+  } = await userAsBefore(k, { partitions: ['messages', 'message_words'] });
   const long = Array.from({ length: 500 }, (_, i) => `w${i}`).join(' '); // 2,389 characters
   const insert = (uid, header, body) =>
     k.raw(

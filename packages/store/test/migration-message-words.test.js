@@ -1,6 +1,7 @@
 'use strict';
 
 const { useTestDatabase } = require('@mailgate/test-support/db');
+const { userAsBefore } = require('./migration-user');
 
 /*
  * migrations/20261125190000_message_words.js on a database that already holds mail: the
@@ -20,15 +21,10 @@ test('existing messages keep their words across the migration, both ways', async
   // message_chunks partition this test's hand-made user would not have.
   await k.migrate.down({ name: '20261125220000_message_chunks.js' });
   await k.migrate.down(name);
-  const id = (await k.raw("INSERT INTO users (name) VALUES ('mig') RETURNING id")).rows[0].id;
-  const mb = (
-    await k.raw(
-      "INSERT INTO mailboxes (user_id, name, uidvalidity) VALUES (?, 'INBOX', 1) RETURNING id",
-      [id],
-    )
-  ).rows[0].id;
-  // As createPartitions did before (id from a serial column)
-  await k.raw(`CREATE TABLE messages_u${Number(id)} PARTITION OF messages FOR VALUES IN (${id})`);
+  const {
+    id,
+    boxes: [mb],
+  } = await userAsBefore(k);
   const insert = (uid, subject, body) =>
     k.raw(
       `INSERT INTO messages (user_id, mailbox_id, uid, modseq, content_hash, internal_date, size,

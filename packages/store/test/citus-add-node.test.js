@@ -19,17 +19,17 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const { execFileSync } = require('node:child_process');
 const Knex = require('knex');
-const { PgStore, byName, MIGRATIONS_DIR } = require('@mailgate/store');
+const { PgStore, byName } = require('@mailgate/store');
 const { deriveRow } = require('@mailgate/importer');
-const { skipNotice, skipOutsideCI } = require('@mailgate/test-support/skip');
 const { msg, importMessages } = require('@mailgate/test-support/mail');
-const { citusMissing, createCitusDatabase, withDb } = require('@mailgate/test-support/citus');
+const {
+  describeCitus,
+  createMigratedCitusDatabase,
+  withDb,
+} = require('@mailgate/test-support/citus');
 
 const SCRIPT = path.resolve(__dirname, '..', '..', '..', 'scripts', 'citus', 'citus.sh');
-const missing = citusMissing();
-if (missing && missing.absent) skipNotice(__filename, missing.absent);
-const skip = missing && (missing.absent || skipOutsideCI(__filename, missing.reason));
-const run = skip ? describe.skip : describe;
+const run = describeCitus(__filename);
 
 run('Citus: a worker added online while mail is read, written and imported (issue 34.3)', () => {
   const name = `mgt_citus_add_${crypto.randomBytes(4).toString('hex')}`;
@@ -44,14 +44,7 @@ run('Citus: a worker added online while mail is read, written and imported (issu
   };
 
   beforeAll(async () => {
-    cluster = await createCitusDatabase(name);
-    knex = Knex({
-      client: 'pg',
-      connection: cluster.url,
-      migrations: { directory: MIGRATIONS_DIR },
-      pool: { min: 0, max: 8 },
-    });
-    await knex.migrate.latest();
+    ({ cluster, knex } = await createMigratedCitusDatabase(name, { pool: { min: 0, max: 8 } }));
     store = new PgStore(knex);
     // The fourth node (port base+3), with this test's database on it.
     const hostPort = execFileSync('bash', [SCRIPT, 'add-node'], { encoding: 'utf8' }).trim();

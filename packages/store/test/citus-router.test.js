@@ -18,17 +18,13 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const Knex = require('knex');
-const { PgStore, byName, MIGRATIONS_DIR } = require('@mailgate/store');
+const { PgStore, byName } = require('@mailgate/store');
 const { isCitus } = require('@mailgate/store/citus');
 const { deriveRow } = require('@mailgate/importer');
-const { skipNotice, skipOutsideCI } = require('@mailgate/test-support/skip');
 const { msg, importMessages } = require('@mailgate/test-support/mail');
-const { citusMissing, createCitusDatabase } = require('@mailgate/test-support/citus');
+const { describeCitus, createMigratedCitusDatabase } = require('@mailgate/test-support/citus');
 
-const missing = citusMissing();
-if (missing && missing.absent) skipNotice(__filename, missing.absent);
-const skip = missing && (missing.absent || skipOutsideCI(__filename, missing.reason));
-const run = skip ? describe.skip : describe;
+const run = describeCitus(__filename);
 
 /** Every distributed-plan node of an EXPLAIN (FORMAT JSON) result: [{tasks, nodes}]. */
 function citusJobs(plan) {
@@ -71,11 +67,7 @@ run('Citus: every per-user store operation is a router query (issue 34.2)', () =
   const recorded = [];
 
   beforeAll(async () => {
-    cluster = await createCitusDatabase(name);
-    knex = Knex({
-      client: 'pg',
-      connection: cluster.url,
-      migrations: { directory: MIGRATIONS_DIR },
+    ({ cluster, knex } = await createMigratedCitusDatabase(name, {
       pool: {
         min: 0,
         max: 4,
@@ -83,8 +75,7 @@ run('Citus: every per-user store operation is a router query (issue 34.2)', () =
         afterCreate: (conn, done) =>
           conn.query("SET citus.multi_task_query_log_level = 'error'", (err) => done(err, conn)),
       },
-    });
-    await knex.migrate.latest();
+    }));
     store = new PgStore(knex, { outbox: true });
     const messages = [];
     for (let i = 1; i <= 30; i++) {

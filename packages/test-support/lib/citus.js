@@ -103,4 +103,50 @@ async function createCitusDatabase(name, baseUrl = process.env.MAILGATE_CITUS_UR
   };
 }
 
-module.exports = { citusMissing, createCitusDatabase, nodeUrls, withDb };
+/**
+ * createCitusDatabase, then migrated (the migrations distribute the tables). A failed migration
+ * drops the database again.
+ * @param {string} name
+ * @param {{baseUrl?: string, pool?: object}} [opts] MAILGATE_CITUS_URL by default; Knex pool
+ * @returns {Promise<{cluster: Awaited<ReturnType<typeof createCitusDatabase>>, knex: import('knex').Knex}>}
+ */
+async function createMigratedCitusDatabase(name, { baseUrl, pool } = {}) {
+  const { MIGRATIONS_DIR } = require('@mailgate/store');
+  const cluster = await createCitusDatabase(name, baseUrl);
+  const knex = Knex({
+    client: 'pg',
+    connection: cluster.url,
+    migrations: { directory: MIGRATIONS_DIR },
+    ...(pool ? { pool } : {}),
+  });
+  try {
+    await knex.migrate.latest();
+  } catch (err) {
+    await knex.destroy();
+    await cluster.drop();
+    throw err;
+  }
+  return { cluster, knex };
+}
+
+/**
+ * `describe` for a test file that needs the cluster, else `describe.skip` with the reason
+ * printed: skipped anywhere when the Citus source is absent, outside CI when no cluster runs.
+ * @param {string} filename the test file (__filename)
+ */
+function describeCitus(filename) {
+  const { skipNotice, skipOutsideCI } = require('./skip');
+  const missing = citusMissing();
+  if (missing && missing.absent) skipNotice(filename, missing.absent);
+  const skip = missing && (missing.absent || skipOutsideCI(filename, missing.reason));
+  return skip ? describe.skip : describe;
+}
+
+module.exports = {
+  citusMissing,
+  createCitusDatabase,
+  createMigratedCitusDatabase,
+  describeCitus,
+  nodeUrls,
+  withDb,
+};

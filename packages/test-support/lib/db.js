@@ -37,14 +37,10 @@ async function createTestDatabase() {
 
 /** createTestDatabase on a Citus cluster: made on every node, then migrated (distributed). */
 async function createCitusTestDatabase(name) {
-  const { createCitusDatabase } = require('./citus');
-  const cluster = await createCitusDatabase(name, process.env.MAILGATE_TEST_CITUS_BASE);
-  const knex = Knex({
-    client: 'pg',
-    connection: cluster.url,
-    migrations: { directory: MIGRATIONS_DIR },
+  const { createMigratedCitusDatabase } = require('./citus');
+  const { cluster, knex } = await createMigratedCitusDatabase(name, {
+    baseUrl: process.env.MAILGATE_TEST_CITUS_BASE,
   });
-  await knex.migrate.latest();
   return {
     url: cluster.url,
     knex,

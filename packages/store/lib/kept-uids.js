@@ -9,7 +9,7 @@
  * that stores the message. When the uids cannot be kept (the mailbox holds messages numbered
  * otherwise, or a given uid is below UIDNEXT), the mailbox gets a new UIDVALIDITY if it had
  * taken the source's (clients that knew the source resynchronise) and uids are allocated as
- * usual. Used by pg-store.js prepareBatch/commitBatch only.
+ * usual. Used by import-ops.js prepareBatch/commitBatch only.
  */
 
 const { NEW_UIDVALIDITY } = require('./mailbox-ref');

@@ -19,7 +19,7 @@ const QUALIFIED_IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/
  * @param {{alone?: {answered: boolean}}} [opts] alone: for a query that is this one term and
  *   nothing else (the caller checks: the hook returns a whole `SELECT uid` over the side
  *   table, which is no condition and cannot stand under AND, OR or NOT); needs mailboxColumn;
- *   sets `alone.answered` (pg-store search uses it while the mailbox holds no hidden row)
+ *   sets `alone.answered` (scan-ops search uses it while the mailbox holds no hidden row)
  * @returns {(t: {alias: string, tsquery: () => string, bind: (v: any) => string, top: boolean}) => string}
  */
 function wordsIn(userId, mailboxColumn, opts = {}) {

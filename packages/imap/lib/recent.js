@@ -15,18 +15,30 @@
  * @param {import('./session').Session} s
  * @param {import('./view').MailboxView} v
  * @param {ArrayLike<number>} uids ascending
+ * @param {{recentFrom?: number, uidnext: number}|null} [known] the mailbox's status read a
+ *   moment ago (SELECT's): with `recentFrom`, EXAMINE peeks and SELECT decides whether to
+ *   claim without a statement of their own
  */
-async function noteRecent(s, v, uids) {
+async function noteRecent(s, v, uids, known = null) {
   const be = s.backend;
   const can = be.capabilities
     ? be.capabilities.has('claimRecent')
     : typeof be.claimRecent === 'function';
   if (!uids.length || !can) return;
   const max = uids[uids.length - 1];
+  // The status SELECT read a moment ago names the first unclaimed uid (`recentFrom`, pg).
+  const from = known && known.recentFrom != null ? Number(known.recentFrom) : null;
   if (v.readOnly) {
-    const r = await be.claimRecent(v.name, { peek: true });
+    const r = from != null ? { from } : await be.claimRecent(v.name, { peek: true });
     for (const u of uids) if (u >= r.from) v.recent.add(u);
     return;
+  }
+  if (from != null && from >= Number(known.uidnext)) {
+    // Every uid below that UIDNEXT was claimed already (by other sessions, or before): nothing
+    // is this session's, and no claim is written (a row update and its commit per SELECT of
+    // a mailbox whose mail was all seen). Uids from UIDNEXT on are claimed below when the view
+    // lists them, or at the sync that brings them.
+    v.claimedTo = Math.max(v.claimedTo, Number(known.uidnext));
   }
   if (max >= v.claimedTo) {
     // Claims every unclaimed uid below UIDNEXT, including ones this view has not listed yet

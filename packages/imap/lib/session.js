@@ -45,6 +45,7 @@ class Session {
     this.idleTimer = null;
     this.proxied = null; // the upstream of a relayed session (proxy.js)
     this.handoff = null;
+    this.heldOutput = 0; // corks kept until the tagged response (holdOutput)
     this.onData = (chunk) => this.receive(chunk);
     this.attach(socket);
   }
@@ -183,6 +184,32 @@ class Session {
   }
 
   async run(ev) {
+    try {
+      await this.runCommand(ev);
+    } finally {
+      this.releaseOutput();
+    }
+  }
+
+  /**
+   * Keeps the socket corked (the caller corked it) until the command's tagged response is
+   * written: a short answer (FETCH of one message) then leaves in one socket write with its
+   * tagged OK, not in two (issue 35.4: each write is a segment with TCP_NODELAY, and a client
+   * reading to the tagged OK wakes for each).
+   */
+  holdOutput() {
+    this.heldOutput++;
+  }
+
+  /** Uncorks what holdOutput kept corked. */
+  releaseOutput() {
+    while (this.heldOutput > 0) {
+      this.heldOutput--;
+      if (!this.socket.destroyed) this.socket.uncork();
+    }
+  }
+
+  async runCommand(ev) {
     if (ev.type === 'error') {
       const code = ev.reason === 'literal-too-large' ? 'TOOBIG' : null;
       this.tagged(ev.tag, 'BAD', ev.text, code);
@@ -251,6 +278,7 @@ class Session {
     this.log.debug({ command: cmd.name, status: answer.status, ms }, 'imap command');
     if (answer.status === 'BYE') return;
     this.tagged(cmd.tag, answer.status, answer.text, answer.code);
+    this.releaseOutput();
     if (this.handoff) {
       // A proxied login (proxy.js): from here on the socket is relayed, not parsed.
       const handoff = this.handoff;

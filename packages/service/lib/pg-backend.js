@@ -82,6 +82,10 @@ class PgBackend extends MailBackend {
       unseen: c.unseen,
       // Messages no session has claimed as \Recent yet (claimRecent); not counted without counts.
       recent: opts.counts === false ? undefined : await this.store.countRecent(this.user.id, mb),
+      // The first uid no session has claimed as \Recent (claims reach UIDNEXT at most): at or
+      // past UIDNEXT there is nothing to claim, and an IMAP SELECT skips its claim, a row
+      // update and a commit (issue 35.4: a re-SELECT made three round trips).
+      recentFrom: Number(mb.recent_uid),
       uidvalidity: Number(mb.uidvalidity),
       uidnext: Number(mb.uidnext),
       highestModseq: Number(mb.highestmodseq),

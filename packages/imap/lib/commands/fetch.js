@@ -294,6 +294,11 @@ async function runFetch(s, args, byUid) {
       const wire = raw && toCrlf(raw);
       s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), wire)]);
     }
+    if (i + RAW_BATCH >= targets.length) {
+      // The last batch leaves with the tagged OK, in one write (session holdOutput).
+      s.holdOutput();
+      return;
+    }
     s.socket.uncork();
     if (s.socket.writableNeedDrain) await s.drain();
   }

@@ -38,7 +38,9 @@ async function select(s, cmd, readOnly) {
   // full header row of the mailbox in the background (for a webmail list that never comes),
   // a whole-mailbox read beside this session's next command.
   const status = await be.status(name, { counts: false });
-  const rows = await allRows(be, name);
+  // The rows at the state the status just read (`known`): a view the service has cached at
+  // that state costs no second read of the mailbox row.
+  const rows = await allRows(be, name, status);
   const uids = new Uint32Array(rows.length);
   for (let i = 0; i < rows.length; i++) uids[i] = Number(rows[i].uid);
   const view = new MailboxView({
@@ -57,7 +59,7 @@ async function select(s, cmd, readOnly) {
     rows.map((r) => r.keywords),
   );
   // SELECT claims the messages no session was told of (\Recent); EXAMINE only looks.
-  await noteRecent(s, view, view.uids);
+  await noteRecent(s, view, view.uids, status);
   if (opts.condstore) s.condstore = true;
   sendFlags(s, view);
   s.untagged([view.total, atom('EXISTS')]);

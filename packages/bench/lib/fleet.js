@@ -80,10 +80,12 @@ function buildUserMaildir(root, user, out) {
  * @param {string} root
  * @param {string[]} users
  * @param {string} cache where the Maildir++ trees are kept between runs
+ * @param {{lmtpPort?: number}} [opts] lmtpPort: Dovecot's LMTP listener too (relay target)
  * @returns {Promise<{inst: object, accounts: Array<{user: string, password: string,
- *   messages: number, bytes: number, folders: Record<string, number>}>}>}
+ *   messages: number, bytes: number, folders: Record<string, number>}>,
+ *   lmtpPort: number|null}>}
  */
-async function startFleetDovecot(root, users, cache) {
+async function startFleetDovecot(root, users, cache, opts = {}) {
   const dovecot = require('@mailgate/dovecot');
   fs.mkdirSync(cache, { recursive: true });
   const accounts = users.map((u) => ({
@@ -94,23 +96,28 @@ async function startFleetDovecot(root, users, cache) {
     format: 'maildir',
     link: true,
     users: accounts.map((a) => ({ user: a.user, password: a.password, mail: a.maildir })),
+    // The old server's delivery (dovecot-lmtpd), where proxied users' mail is relayed.
+    ...(opts.lmtpPort ? { lmtpPort: opts.lmtpPort } : {}),
   });
-  return { inst, accounts };
+  return { inst, accounts, lmtpPort: opts.lmtpPort || null };
 }
 
 /**
  * Writes an accounts file (CSV) for the accounts (`login`: the upstream login when it is not
- * the user's name), each password in a file of its own
+ * the user's name; `relay`: where their mail goes until the cutover, e.g. `lmtp://…`, or none),
+ * each password in a file of its own
  * (`password_file`): nothing secret in the accounts file or on a command line.
  * @returns {string} the accounts file's path
  */
-function writeAccountsFile(dir, accounts, upstream) {
+function writeAccountsFile(dir, accounts, upstream, relay = '') {
   fs.mkdirSync(path.join(dir, 'pw'), { recursive: true, mode: 0o700 });
-  const lines = ['user,host,port,login,password_file,security'];
+  const lines = ['user,host,port,login,password_file,security,relay'];
   for (const a of accounts) {
     const pw = path.join(dir, 'pw', a.user);
     fs.writeFileSync(pw, `${a.password}\n`, { mode: 0o600 });
-    lines.push(`${a.user},${upstream.host},${upstream.port},${a.login || a.user},${pw},plaintext`);
+    lines.push(
+      `${a.user},${upstream.host},${upstream.port},${a.login || a.user},${pw},plaintext,${relay}`,
+    );
   }
   const file = path.join(dir, 'accounts.csv');
   fs.writeFileSync(file, lines.join('\n') + '\n');

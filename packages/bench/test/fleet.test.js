@@ -3,14 +3,19 @@
 /*
  * A whole server migrated (issue 33 item 5, the CI variant of `npm run bench:fleet`): one real
  * Dovecot serving 20 Enron accounts (Maildir++ with folders), registered with
- * `mailgate migrate --accounts FILE` (all routed to proxy), migrated by two
- * `mailgate migrate --worker` processes with the per-host and rate limits on. Meanwhile a real
- * Postfix keeps delivering to the accounts through mailgate's LMTP (451 while an account is
- * proxied: Postfix keeps the mail and retries after the cutover) and a client flags a message
- * through the IMAP proxy. One worker is killed with SIGKILL in the middle of an account and a
- * third takes over; Dovecot is restarted once. After the run every account is cut over, holds
- * exactly the upstream's messages plus what arrived (none lost, none twice), keeps every
- * folder's UIDVALIDITY, the flag set through the proxy, and the report says so. A 21st account
+ * `mailgate migrate --accounts FILE` (all routed to proxy, each with `relay` = the Dovecot's
+ * LMTP listener), migrated by two `mailgate migrate --worker` processes with the per-host and
+ * rate limits on. Meanwhile mail keeps arriving through mailgate's LMTP the whole run: an MTA
+ * loop of the test (our LMTP client, one message every ~100 ms round the 20 accounts, each with
+ * its own Message-ID, retrying every 4xx as an MTA does) and a real Postfix; mail for an
+ * account not cut over yet is relayed to the Dovecot (its 250 passed on), deferred with 451
+ * during the account's delivery hold, and stored in mailgate after the cutover. A client flags
+ * a message through the IMAP proxy. One worker is killed with SIGKILL in the middle of an
+ * account and a third takes over; Dovecot is restarted once. After the run every account is cut
+ * over, holds exactly the upstream's messages plus what arrived, each arrival exactly once
+ * (relayed ones imported, later ones stored), nothing left upstream only (the report's upstream
+ * count is the Dovecot's final count), keeps every folder's UIDVALIDITY, the flag set through
+ * the proxy, and the report says so. A 21st account
  * whose upstream refuses connections backs off, fails after MAILGATE_MIGRATE_RETRIES with the
  * reason, and stays on proxy; no more than MAILGATE_MIGRATE_PER_HOST accounts of the Dovecot
  * ran at once.
@@ -29,6 +34,7 @@ const { skipOutsideCI, dovecotMissing } = require('@mailgate/test-support/skip')
 const { createTestDatabase, runCli } = require('@mailgate/test-support/db');
 const { corpusDir } = require('@mailgate/test-support/corpus');
 const { postfixMissing, startPostfix, smtpSource } = require('../../lmtp/test/postfix');
+const { RawLmtp } = require('../../lmtp/test/client');
 const { startFleetDovecot, writeAccountsFile, spawnWorker } = require('../lib/fleet');
 const { freePort } = require('../../lmtp/test/postfix');
 
@@ -46,6 +52,65 @@ const CLIENT_PW = 'ring-r mailgate pw';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * An MTA of the test's own on mailgate's LMTP: one message per transaction, round the users,
+ * every `gapMs`, each with its own Message-ID; a 4xx (deferred, upstream not answering) is
+ * retried later, as an MTA does. stop() ends the new mail and resolves once every message got
+ * a 250 (bounded: a message still deferred after `retries` rounds fails the test).
+ */
+function startMta(port, users, gapMs) {
+  const accepted = new Map(); // Message-ID -> {user, relayed}
+  const pending = [];
+  const seen = { relayed: 0, saved: 0, deferred: 0 };
+  let stopping = false;
+  let n = 0;
+  let rounds = 0;
+  const body = (id, user) =>
+    `From: MTA <mta@fleet.test>\r\nTo: ${user}@example.test\r\nSubject: arrival ${id}\r\n` +
+    `Message-ID: <${id}@fleet.test>\r\n\r\nArrived during the migration.\r\n.\r\n`;
+  const run = (async () => {
+    const c = await RawLmtp.connect({ port });
+    try {
+      expect((await c.reply()).code).toBe(220);
+      expect((await c.cmd('LHLO mta.fleet.test')).code).toBe(250);
+      while (!stopping || pending.length) {
+        let m;
+        if (pending.length && (stopping || n % 4 === 0)) m = pending.shift();
+        else m = { id: `arr-${n}`, user: users[n++ % users.length] };
+        if (stopping && ++rounds > 3000) throw new Error(`still deferred: ${pending.length + 1}`);
+        expect((await c.cmd('MAIL FROM:<mta@fleet.test>')).code).toBe(250);
+        const r = await c.cmd(`RCPT TO:<${m.user}@example.test>`);
+        let d = r;
+        if (r.code === 250) {
+          expect((await c.cmd('DATA')).code).toBe(354);
+          c.write(body(m.id, m.user));
+          d = await c.reply();
+        } else await c.cmd('RSET');
+        if (d.code === 250) {
+          const relayed = /Relayed upstream/.test(d.text);
+          seen[relayed ? 'relayed' : 'saved']++;
+          accepted.set(`<${m.id}@fleet.test>`, { user: m.user, relayed });
+        } else if (d.code >= 400 && d.code < 500) {
+          seen.deferred++;
+          pending.push(m);
+        } else throw new Error(`refused: ${d.text}`);
+        await sleep(gapMs);
+      }
+    } finally {
+      c.end();
+    }
+  })();
+  run.catch(() => {});
+  return {
+    accepted,
+    seen,
+    async stop() {
+      stopping = true;
+      await run;
+    },
+  };
+}
+
 d('a whole server migrated by two workers while mail arrives', () => {
   let db;
   let home;
@@ -56,13 +121,17 @@ d('a whole server migrated by two workers while mail arrives', () => {
   let imapPort;
   let pf;
   let env;
+  let mta;
+  let lmtpPort;
   const workers = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fleet-'));
     const root = path.join(corpusDir(), 'enron', 'maildir');
-    up = await startFleetDovecot(root, USERS, path.join(os.tmpdir(), 'mailgate-fleet-maildirs'));
+    up = await startFleetDovecot(root, USERS, path.join(os.tmpdir(), 'mailgate-fleet-maildirs'), {
+      lmtpPort: await freePort(),
+    });
     env = {
       ...process.env,
       DATABASE_URL: db.url,
@@ -83,13 +152,14 @@ d('a whole server migrated by two workers while mail arrives', () => {
       env: { MAILGATE_HOME: home, LOG_LEVEL: 'silent' },
     });
     lmtp = createLmtpServer({ service, hostname: 'mailgate.test' });
-    const { port: lmtpPort } = await lmtp.listen({ port: 0, host: '127.0.0.1' });
+    lmtpPort = (await lmtp.listen({ port: 0, host: '127.0.0.1' })).port;
     imap = createImapServer({ service, limits: { idlePollMs: 100 } });
     imapPort = (await imap.listen({ port: 0, host: '127.0.0.1' })).port;
     pf = await startPostfix({ lmtpPort, users: USERS });
   }, 300000);
 
   afterAll(async () => {
+    if (mta) await mta.stop().catch(() => {});
     for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
     if (pf) await pf.stop();
     if (imap) await imap.close();
@@ -126,7 +196,12 @@ d('a whole server migrated by two workers while mail arrives', () => {
   }
 
   test('registered, migrated through a SIGKILL and an upstream restart, nothing lost', async () => {
-    const accountsFile = writeAccountsFile(home, up.accounts, up.inst);
+    const accountsFile = writeAccountsFile(
+      home,
+      up.accounts,
+      up.inst,
+      `lmtp://127.0.0.1:${up.lmtpPort}`,
+    );
     const before = {};
     for (const a of up.accounts) before[a.user] = await upstreamFolders(a);
 
@@ -162,6 +237,8 @@ d('a whole server migrated by two workers while mail arrives', () => {
       return Number(mb.uidValidity);
     };
 
+    // Mail arrives through mailgate's LMTP from before the first worker to after the last.
+    mta = startMta(lmtpPort, USERS, 100);
     const a = spawnWorker(['--concurrency', '2'], env);
     const b = spawnWorker(['--concurrency', '2', '--until-done'], env);
     workers.push(a, b);
@@ -209,6 +286,12 @@ d('a whole server migrated by two workers while mail arrives', () => {
     const [rb, rc] = await Promise.all([b.done, c.done]);
     expect(rb.code).toBe(0);
     expect(rc.code).toBe(0);
+    // A few more after the last cutover (stored here), then every deferred one retried.
+    await sleep(1000);
+    await mta.stop();
+    // Mail was relayed before cutovers, deferred around them and stored here after them.
+    expect(mta.seen.relayed).toBeGreaterThan(0);
+    expect(mta.seen.saved).toBeGreaterThan(0);
 
     // The report: the 20 cut over, the gone one failed with its reason and stays on proxy.
     const rep = cli(['migrate', '--report', '--json']);
@@ -237,19 +320,36 @@ d('a whole server migrated by two workers while mail arrives', () => {
     }
     expect(pf.queued()).toBe(0);
 
+    const mtaArrived = {};
+    for (const x of mta.accepted.values()) mtaArrived[x.user] = (mtaArrived[x.user] || 0) + 1;
     for (const acct of up.accounts) {
       const r = rep.json.accounts.find((x) => x.user === acct.user);
-      expect(r).toMatchObject({
+      // The upstream's count at the last verification is its count now: nothing reached the
+      // old server after the account's last import pass (the delivery hold).
+      const after = await upstreamFolders(acct);
+      const upstreamNow = Object.values(after).reduce((x, f) => x + f.messages, 0);
+      expect(upstreamNow).toBeGreaterThanOrEqual(acct.messages);
+      expect({ user: acct.user, ...r }).toMatchObject({
+        user: acct.user,
         state: 'cutover',
         route: 'store',
-        upstreamMessages: acct.messages,
+        upstreamMessages: upstreamNow,
       });
       const be = await service.openBackend('pg', acct.user);
       try {
+        // Every arrival of the MTA loop for this user is here exactly once.
+        const ids = [];
+        for await (const row of be.scanRaw('INBOX')) {
+          const m = /^Message-ID: (<arr-\d+@fleet\.test>)\r?$/im.exec(row.raw.toString('latin1'));
+          if (m) ids.push(m[1]);
+        }
+        const mine = [...mta.accepted].filter(([, x]) => x.user === acct.user).map(([id]) => id);
+        expect({ user: acct.user, ids: ids.sort() }).toEqual({ user: acct.user, ids: mine.sort() });
         for (const [folder, u] of Object.entries(before[acct.user])) {
           const name = folder === 'INBOX' ? 'INBOX' : folder;
           const s = await be.status(name);
-          const arrived = folder === 'INBOX' ? ARRIVALS[acct.user] || 0 : 0;
+          const arrived =
+            folder === 'INBOX' ? (ARRIVALS[acct.user] || 0) + (mtaArrived[acct.user] || 0) : 0;
           expect({ user: acct.user, folder, total: s.total }).toEqual({
             user: acct.user,
             folder,

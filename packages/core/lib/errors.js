@@ -122,6 +122,13 @@ const defs = {
   // Local delivery (`mailgate deliver`, LMTP): a transient fault outside the catalogue (the
   // LMTP server answers it 451 4.3.0, deliver exits 75); named by its system code only.
   DELIVERY_DEFERRED: ['Message not delivered now (%s); the sender should retry', 503],
+  // A proxied user's mail relayed to the upstream LMTP/SMTP server of their legacy entry
+  // (issue 33.4): no answer from it (transient: LMTP 451 4.4.1, deliver exit 75), or its own
+  // permanent refusal (deliver exit 67 for 5.1.x, 69 otherwise; LMTP passes its reply on).
+  UPSTREAM_DELIVERY_FAILED: ['Upstream delivery server %s: %s; the sender should retry', 503],
+  UPSTREAM_DELIVERY_REFUSED: ['Upstream delivery server %s refused the message: %s', 502],
+  // A relay target (`lmtp://host:port` or `smtp://host:port`) that is not one.
+  RELAY_INVALID: ['Invalid relay target %s: use lmtp://host:port or smtp://host:port', 400],
   // A whole-server migration (`mailgate migrate --accounts FILE`, issue 33).
   ACCOUNTS_INVALID: ['Accounts file %s: %s', 400],
   // An account whose upstream kept failing (the last reason follows); it stays on proxy.

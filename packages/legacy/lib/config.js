@@ -9,9 +9,13 @@ const { errors } = require('@mailgate/core');
  * `mailgate legacy add-user` (mode 0600):
  *   { "users": { "alice": { "mboxDir": "/var/mail/alice", "maildir": "/home/alice/Maildir",
  *       "imap": { "host": "127.0.0.1", "port": 143, "login": "alice", "passwordEnv": "ALICE_PW",
- *                 "security": "starttls" } } } }
+ *                 "security": "starttls" },
+ *       "relay": "lmtp://127.0.0.1:24" } } }
  * security: tls | starttls (the default, required) | plaintext (upstreamSecurity of
  * @mailgate/core; entries from before the setting hold `tls: true|false`, still honoured).
+ * relay: the old server's delivery (LMTP or SMTP) for a user still routed to `proxy`: mail
+ * delivered to mailgate for them is handed there until their cutover (@mailgate/service
+ * delivery.js); without it such mail is deferred (451).
  * The file never holds an IMAP password, only the name of the environment variable that does:
  * secrets stay out of MAILGATE_HOME, and nothing here can log them.
  */
@@ -41,7 +45,7 @@ function loadLegacyConfig(home) {
  * Adds or updates one user's entry (fields left undefined keep their old value).
  * @param {string} home
  * @param {string} user
- * @param {{mboxDir?: string, maildir?: string, imap?: object}} entry
+ * @param {{mboxDir?: string, maildir?: string, imap?: object, relay?: string}} entry
  * @returns {object} the user's entry as stored
  */
 function addLegacyUser(home, user, entry) {
@@ -51,6 +55,7 @@ function addLegacyUser(home, user, entry) {
   if (entry.mboxDir) next.mboxDir = path.resolve(entry.mboxDir);
   if (entry.maildir) next.maildir = path.resolve(entry.maildir);
   if (entry.imap) next.imap = { ...(old.imap || {}), ...entry.imap };
+  if (entry.relay) next.relay = entry.relay;
   c.users[user] = next;
   fs.mkdirSync(home, { recursive: true });
   const tmp = `${configPath(home)}.tmp`;

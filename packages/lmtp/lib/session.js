@@ -10,7 +10,7 @@
 const tls = require('node:tls');
 const { LmtpFramer } = require('./protocol/framer');
 const { parseCommand } = require('./protocol/parser');
-const { reply, outcomeReply } = require('./protocol/replies');
+const { reply, outcomeReply, relayedReply } = require('./protocol/replies');
 const { COMMANDS } = require('./commands');
 
 // Bytes of pipelined input held while a command runs (above it the socket is paused), and of
@@ -137,8 +137,8 @@ class Session {
 
   /**
    * Stores the finished message for every accepted recipient, in RCPT order, and answers each
-   * (RFC 2033 4.2): 250 only after its commit, 4xx for anything transient. The transaction
-   * ends either way.
+   * (RFC 2033 4.2): 250 only after its commit (or, for a proxied user relayed upstream, only
+   * after the upstream's 250), 4xx for anything transient. The transaction ends either way.
    * @param {Buffer|null} raw null when the message went over the size limit
    */
   async deliverAll(raw) {
@@ -152,6 +152,15 @@ class Session {
       }
       try {
         const r = await this.service.delivery.deliver(rcpt, raw, { sender: tx.sender });
+        if (r.relayed) {
+          // A proxied user's mail, handed to their old server: its reply is the answer.
+          this.log.info(
+            { user: rcpt.user.name, upstream: r.upstream, code: r.relayed.code, size: raw.length },
+            'lmtp relayed',
+          );
+          this.write(relayedReply(r.relayed, rcpt.address));
+          continue;
+        }
         this.log.info(
           { user: rcpt.user.name, mailbox: r.mailbox, uid: r.uid, size: raw.length },
           'lmtp delivered',

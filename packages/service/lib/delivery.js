@@ -13,10 +13,23 @@
  * (as written, then lower-cased). `user+detail@…` (recipient delimiter `+`) is the user `user`
  * with the detail `detail`: the message goes into the mailbox named `detail` when it exists,
  * INBOX otherwise (Dovecot's lmtp_save_to_detail_mailbox).
+ *
+ * Users routed to `proxy` (not cut over yet, issue 33.4): their mail still belongs to their old
+ * server. When their legacy entry names its delivery server (`relay: "lmtp://host:port"`,
+ * `mailgate legacy add-user --relay`, the accounts file's `relay`), the message is relayed
+ * there (relay.js) and the upstream's reply is the answer; otherwise, and while a migration
+ * holds the user's deliveries for its last pass (route-ops.js's delivery gate), the answer is
+ * MAILBOX_MIGRATING (451 4.2.1 / exit 75: the MTA retries, and after the cutover the mail is
+ * stored here). A relay runs under the user's shared delivery gate, so the migration's hold
+ * waits for relays in flight: a message is either upstream before the last import pass or
+ * stored here after the route switch, never both, never neither.
  */
 
 const fs = require('node:fs');
+const os = require('node:os');
 const { errors, isCoded } = require('@mailgate/core');
+const legacy = require('@mailgate/legacy');
+const { relayMessage, parseRelayTarget, relayTargetText } = require('./relay');
 
 const DELIMITER = '+';
 
@@ -24,9 +37,10 @@ const DELIMITER = '+';
  * How a delivery attempt ended, for the edges: `stored`, `nouser` (permanent: unknown user),
  * `migrating` (the user's route is `proxy`: temporary until the cutover), `toobig`
  * (permanent), `dataerr` (permanent: bad address or bytes), `tempfail` (anything transient:
- * database down, lock timeout, an unexpected fault; the sender keeps the mail and retries).
+ * database down, lock timeout, an unexpected fault; the sender keeps the mail and retries),
+ * `relayfail` (a proxied user's upstream delivery server gave no answer: transient).
  * @param {unknown} err an error thrown by resolve or deliver
- * @returns {'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'}
+ * @returns {'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'|'relayfail'}
  */
 function outcomeOf(err) {
   if (!isCoded(err)) return 'tempfail';
@@ -39,6 +53,8 @@ function outcomeOf(err) {
       return 'toobig';
     case 'INVALID_INPUT':
       return 'dataerr';
+    case 'UPSTREAM_DELIVERY_FAILED':
+      return 'relayfail';
     default:
       return 'tempfail';
   }
@@ -103,6 +119,14 @@ function withDeliveryHeaders(raw, env) {
 function createDelivery(service) {
   let table = null;
   const addressTable = () => (table ??= loadAddressMap(service.env || {}));
+  const hostname = os.hostname();
+
+  /** Where a proxied user's mail goes upstream (their legacy entry's `relay`), or null. */
+  function relayTargetOf(name) {
+    const home = service.config && service.config.home;
+    const e = home ? legacy.loadLegacyConfig(home).users[name] : null;
+    return e && e.relay ? parseRelayTarget(e.relay) : null;
+  }
 
   /** The user row of a name, or null when there is none (other faults are thrown). */
   async function findUser(name) {
@@ -119,12 +143,14 @@ function createDelivery(service) {
     outcomeOf,
 
     /**
-     * The recipient's user and detail. USER_NOT_FOUND for an address no user has;
-     * MAILBOX_MIGRATING while the user's route is `proxy` (their mail still belongs to the
-     * upstream server until the cutover: the caller answers a temporary failure, so the MTA
-     * keeps the message and delivers it here after the cutover); anything else is transient.
+     * The recipient's user and detail. USER_NOT_FOUND for an address no user has. A user
+     * routed to `proxy` is relayed (`relay`: their upstream delivery server) when their
+     * legacy entry names one and no migration holds their deliveries; otherwise
+     * MAILBOX_MIGRATING (the caller answers a temporary failure, so the MTA keeps the message
+     * and delivers it here after the cutover). Anything else is transient.
      * @param {string} address envelope recipient (`user@domain`, `user+detail@domain`)
-     * @returns {Promise<{address: string, user: {id: number, name: string}, detail: string|null}>}
+     * @returns {Promise<{address: string, user: {id: number, name: string}, detail: string|null,
+     *   relay?: {protocol: string, host: string, port: number}}>}
      */
     async resolve(address) {
       const addr = String(address || '').trim();
@@ -148,7 +174,11 @@ function createDelivery(service) {
         }
       }
       if (!u) throw new errors.USER_NOT_FOUND(addr);
-      if (u.route === 'proxy') throw new errors.MAILBOX_MIGRATING(u.name);
+      if (u.route === 'proxy') {
+        const relay = u.delivery_hold ? null : relayTargetOf(u.name);
+        if (!relay) throw new errors.MAILBOX_MIGRATING(u.name);
+        return { address: addr, user: { id: u.id, name: u.name }, detail: null, relay };
+      }
       return {
         address: addr,
         user: { id: u.id, name: u.name },
@@ -160,14 +190,32 @@ function createDelivery(service) {
      * Stores one message for a resolved recipient, with the delivery headers, through the
      * backend's `append` (the one write path). Resolves only after PostgreSQL committed it.
      * The mailbox: `opts.mailbox` when given and existing, else the detail's when it exists,
-     * else INBOX (created when the user has none yet).
+     * else INBOX (created when the user has none yet). A relayed recipient (resolve's `relay`)
+     * gets the message as received handed to their upstream server instead, under their
+     * delivery gate, and the result carries the upstream's reply (`relayed`); when the route
+     * became `store` since resolve, it is stored here; when a migration holds the user's
+     * deliveries now, MAILBOX_MIGRATING.
      * @param {{address: string, user: {id: number, name: string}, detail: string|null}} rcpt
      * @param {Buffer} raw the message as received
      * @param {{sender?: string, mailbox?: string, headers?: boolean}} [opts] headers false:
      *   store the bytes without Return-Path/Delivered-To
-     * @returns {Promise<{mailbox: string, uid: number, uidvalidity: number}>}
+     * @returns {Promise<{mailbox: string, uid: number, uidvalidity: number}|
+     *   {relayed: {code: number, enhanced: string|null, text: string}, upstream: string}>}
      */
     async deliver(rcpt, raw, opts = {}) {
+      if (rcpt.relay) {
+        const relayed = await service.store.withDeliveryGate(rcpt.user.id, async (u) => {
+          if (u.route !== 'proxy') return null; // cut over since RCPT: stored here below
+          if (u.hold) throw new errors.MAILBOX_MIGRATING(rcpt.user.name);
+          return relayMessage(rcpt.relay, {
+            sender: opts.sender || '',
+            recipient: rcpt.address,
+            raw,
+            name: hostname,
+          });
+        });
+        if (relayed) return { relayed, upstream: relayTargetText(rcpt.relay) };
+      }
       const be = await service.openBackend('pg', rcpt.user);
       try {
         const bytes =

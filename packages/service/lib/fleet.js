@@ -6,6 +6,8 @@ const PgBoss = require('pg-boss');
 const { errors, isCoded, loadConfig } = require('@mailgate/core');
 const importer = require('@mailgate/importer');
 const legacy = require('@mailgate/legacy');
+const { parseRelayTarget, relayTargetText } = require('./relay');
+const { createPacer } = require('./pace');
 
 /*
  * Migrating a whole server (issue 33): the service operations behind `mailgate migrate
@@ -36,13 +38,15 @@ const TRANSIENT_NET =
 
 /**
  * Parses an accounts file: JSON lines (`{"user","host","port","login","passwordEnv"|
- * "passwordFile","security","folders"}`) or CSV with a header line (user, host, port, login,
- * password_env, password_file, security, folders; folders separated by `;`). Exactly one
- * password source per account; never a password.
+ * "passwordFile","security","folders","relay"}`) or CSV with a header line (user, host, port,
+ * login, password_env, password_file, security, folders, relay; folders separated by `;`).
+ * Exactly one password source per account; never a password. `relay`: the old server's
+ * delivery (`lmtp://host:port`), where the user's mail goes until their cutover.
  * @param {string} text
  * @param {string} name the file's name, for messages
  * @returns {Array<{user: string, host: string, port: number, login: string,
- *   passwordSource: string, security: string, folders: string[]|null}>} ACCOUNTS_INVALID
+ *   passwordSource: string, security: string, folders: string[]|null, relay: string|null}>}
+ *   ACCOUNTS_INVALID
  */
 function parseAccounts(text, name) {
   const lines = String(text).split(/\r?\n/);
@@ -111,6 +115,15 @@ function accountOf(o, name, where) {
   if (!['tls', 'starttls', 'plaintext'].includes(security)) {
     throw bad('security must be tls, starttls or plaintext');
   }
+  const relayText = get('relay');
+  let relay = null;
+  if (relayText) {
+    try {
+      relay = relayTargetText(parseRelayTarget(relayText));
+    } catch {
+      throw bad('relay must be lmtp://host:port or smtp://host:port');
+    }
+  }
   let folders = o.folders;
   if (typeof folders === 'string') folders = folders.split(';');
   if (folders != null && !Array.isArray(folders)) throw bad('folders must be a list');
@@ -123,6 +136,7 @@ function accountOf(o, name, where) {
     passwordSource: env ? `env:${env}` : `file:${file}`,
     security,
     folders: folders && folders.length ? folders : null,
+    relay,
   };
 }
 
@@ -265,6 +279,8 @@ function createFleet(service) {
             ? { passwordEnv: src.slice(4) }
             : { passwordFile: src.slice(5) }),
         },
+        // Mail for the user is relayed there until the cutover (delivery.js).
+        ...(a.relay ? { relay: a.relay } : {}),
       });
       if (r.queued) await enqueue(r.userId);
       out.push({ user: a.user, state: r.state, queued: r.queued });
@@ -339,6 +355,8 @@ function createFleet(service) {
         imap,
         // Cut over here, after the table says verified (the state an operator sees between).
         cutover: false,
+        // Deliveries stay held until the route switch below (delivery hold, migrate.js).
+        keepHold: true,
         workers: config.importWorkers,
         batchSize: pace.batchSize,
         progress: false,
@@ -403,34 +421,25 @@ function createFleet(service) {
       finished_at: final ? new Date() : null,
     });
     log.warn({ user: acct.user, code: f.code, attempts, final }, 'migration run failed');
+    // A run that stopped inside its last pass (the store failed under it) leaves no hold.
+    await store.releaseDeliveries(acct.user).catch(() => {});
     // A failed account keeps its route (`proxy`): its user keeps working on the old server.
     if (final) return b.complete(QUEUE, job.id, { failed: f.code });
     return b.fail(QUEUE, job.id, { code: f.code });
   }
 
   /**
-   * The messages/s cap of the account's upstream host, shared by the accounts of that host
-   * running now (on any worker): after each batch the run sleeps until it is back under its
-   * share. Batches are made small enough for the pace to be even.
+   * The messages/s cap of the account's upstream host (pace.js), shared by the accounts of
+   * that host running now on any worker.
    */
   function pacer(acct, signal) {
-    const rate = limits.rate;
-    const t0 = Date.now();
-    let done = 0;
-    return {
-      batchSize:
-        rate > 0
-          ? Math.max(10, Math.min(config.batchSize, Math.ceil(rate / limits.perHost)))
-          : config.batchSize,
-      async after(messages) {
-        if (!(rate > 0)) return;
-        done += messages;
-        const running = Math.max(1, await store.runningMigrationsOnHost(acct.host, acct.port));
-        const share = rate / running;
-        const wait = (done / share) * 1000 - (Date.now() - t0);
-        if (wait > 0) await sleep(wait, signal);
-      },
-    };
+    return createPacer({
+      rate: limits.rate,
+      perHost: limits.perHost,
+      batchSize: config.batchSize,
+      running: () => store.runningMigrationsOnHost(acct.host, acct.port),
+      sleep: (ms) => sleep(ms, signal),
+    });
   }
 
   /** Messages upstream in the folders to move (STATUS per folder): the run's ETA. */

@@ -23,6 +23,7 @@ const { createDelivery, outcomeOf } = require('./delivery');
 const { UserGate } = require('./user-gate');
 const { createTransfer, checkExportTarget } = require('./transfer');
 const { createFleet } = require('./fleet');
+const { parseRelayTarget, relayTargetText } = require('./relay');
 
 /** Backend kinds openBackend knows. */
 const KINDS = Object.freeze(['pg', 'es', 'mbox', 'maildir', 'imap']);
@@ -312,8 +313,11 @@ module.exports = {
   OPERATIONS,
   READ_WRITE,
   CAPABILITY_TABLE,
-  // How a delivery attempt ended (stored/nouser/migrating/toobig/dataerr/tempfail).
+  // How a delivery attempt ended (stored/nouser/migrating/toobig/dataerr/tempfail/relayfail).
   deliveryOutcome: outcomeOf,
+  // A relay target (`lmtp://host:port`) checked and written the one way (legacy add-user).
+  parseRelayTarget,
+  relayTargetText,
   // The database itself, for the edges that manage it (`mailgate db`, the API server's own
   // pool, the bench's machine facts): opened and started by the store, handed on here.
   openDatabase,

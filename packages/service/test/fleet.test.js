@@ -13,14 +13,14 @@ const { errors } = require('@mailgate/core');
 describe('accounts file', () => {
   test('CSV with a header and JSON lines give the same accounts', () => {
     const csv = parseAccounts(
-      'user,host,port,login,password_env,password_file,security,folders\n' +
-        'alice,imap.old,993,alice@old,ALICE_PW,,tls,INBOX;Sent\n' +
+      'user,host,port,login,password_env,password_file,security,folders,relay\n' +
+        'alice,imap.old,993,alice@old,ALICE_PW,,tls,INBOX;Sent,lmtp://mx.old:24\n' +
         '# a comment\n' +
         'bob,imap.old,,,,/run/pw/bob,,\n',
       'a.csv',
     );
     const jsonl = parseAccounts(
-      '{"user":"alice","host":"imap.old","port":993,"login":"alice@old","passwordEnv":"ALICE_PW","security":"tls","folders":["INBOX","Sent"]}\n' +
+      '{"user":"alice","host":"imap.old","port":993,"login":"alice@old","passwordEnv":"ALICE_PW","security":"tls","folders":["INBOX","Sent"],"relay":"lmtp://mx.old"}\n' +
         '{"user":"bob","host":"imap.old","passwordFile":"/run/pw/bob"}\n',
       'a.jsonl',
     );
@@ -34,6 +34,7 @@ describe('accounts file', () => {
         passwordSource: 'env:ALICE_PW',
         security: 'tls',
         folders: ['INBOX', 'Sent'],
+        relay: 'lmtp://mx.old:24',
       },
       {
         user: 'bob',
@@ -43,12 +44,17 @@ describe('accounts file', () => {
         passwordSource: 'file:/run/pw/bob',
         security: 'starttls',
         folders: null,
+        relay: null,
       },
     ]);
   });
 
   test.each([
     ['{"user":"a","host":"h","password":"secret"}', /a password never goes in the file/],
+    [
+      '{"user":"a","host":"h","passwordEnv":"X","relay":"h:24"}',
+      /relay must be lmtp:\/\/host:port/,
+    ],
     ['{"user":"a","host":"h"}', /exactly one of password_env, password_file/],
     ['{"user":"a","host":"h","passwordEnv":"X","passwordFile":"/f"}', /exactly one/],
     ['{"user":"a b","host":"h","passwordEnv":"X"}', /user missing or not a plain name/],

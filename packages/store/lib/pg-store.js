@@ -239,6 +239,18 @@ class PgStore {
     return routes.setRoute(this, name, route);
   }
 
+  holdDeliveries(name) {
+    return routes.holdDeliveries(this, name);
+  }
+
+  releaseDeliveries(name) {
+    return routes.releaseDeliveries(this, name);
+  }
+
+  withDeliveryGate(userId, fn) {
+    return routes.withDeliveryGate(this, userId, fn);
+  }
+
   setPasswordHash(name, passwordHash) {
     return routes.setPasswordHash(this, name, passwordHash);
   }

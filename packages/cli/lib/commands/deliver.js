@@ -10,18 +10,39 @@ const { deliveryOutcome } = require('@mailgate/service');
  * store write path) with Return-Path and Delivered-To prepended. Exit codes from sysexits.h,
  * so that the MTA bounces only what can never succeed: 0 stored (only after the commit),
  * 67 EX_NOUSER, 65 EX_DATAERR (over the size limit, unreadable input), 75 EX_TEMPFAIL for
- * anything transient (database down, lock timeout, a proxied user before the cutover, any
- * unexpected fault). Bad options are usage errors (exit 2) like every command.
+ * anything transient (database down, lock timeout, a proxied user before the cutover whose
+ * mail is not relayed, an old server that does not answer, any unexpected fault). A proxied
+ * user's mail relayed to their old server exits by its reply (relayRefusal). Bad options are
+ * usage errors (exit 2) like every command.
  */
 
-const EX = Object.freeze({ OK: 0, DATAERR: 65, NOUSER: 67, TEMPFAIL: 75 });
+const EX = Object.freeze({ OK: 0, DATAERR: 65, NOUSER: 67, UNAVAILABLE: 69, TEMPFAIL: 75 });
 const EXIT_OF = {
   nouser: EX.NOUSER,
   toobig: EX.DATAERR,
   dataerr: EX.DATAERR,
   migrating: EX.TEMPFAIL,
   tempfail: EX.TEMPFAIL,
+  relayfail: EX.TEMPFAIL,
 };
+
+/**
+ * A proxied user's message relayed to their old server: exit 0 only on its 2xx; its refusal
+ * as a coded error (a 4xx is transient, exit 75; a 5xx permanent: 67 for an unknown mailbox
+ * 5.1.x, 69 EX_UNAVAILABLE otherwise).
+ * @param {{relayed: {code: number, enhanced: string|null, text: string}, upstream: string}} r
+ */
+function relayRefusal(r) {
+  const { code, enhanced } = r.relayed;
+  if (code < 300) return null;
+  const said = `${code}${enhanced ? ` ${enhanced}` : ''}`;
+  if (code < 500)
+    return { exit: EX.TEMPFAIL, err: new errors.DELIVERY_DEFERRED(`upstream ${said}`) };
+  return {
+    exit: /^5\.1\./.test(enhanced || '') ? EX.NOUSER : EX.UNAVAILABLE,
+    err: new errors.UPSTREAM_DELIVERY_REFUSED(r.upstream, said),
+  };
+}
 const DEFAULT_MAX = 50 * 1024 * 1024;
 
 /**
@@ -89,6 +110,15 @@ function register(program, ctx) {
           });
           return { user: rcpt.user.name, ...stored };
         });
+        const refused = r.relayed ? relayRefusal(r) : null;
+        if (refused) {
+          const e = refused.err;
+          if (o.json)
+            process.stdout.write(
+              JSON.stringify({ error: { code: e.code, message: e.message } }) + '\n',
+            );
+          return ctx.setExit(refused.exit, { code: e.code, message: e.message });
+        }
         ctx.out(Boolean(o.json), r, () => {});
       } catch (err) {
         const outcome = deliveryOutcome(err);

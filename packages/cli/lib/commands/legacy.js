@@ -1,10 +1,11 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const { addLegacyUser } = require('@mailgate/service');
+const { addLegacyUser, parseRelayTarget, relayTargetText } = require('@mailgate/service');
 
 /*
- * `mailgate legacy add-user`: where a user's legacy mail lives, for the comparison backends.
+ * `mailgate legacy add-user`: where a user's legacy mail lives, for the comparison backends,
+ * the IMAP proxy and the migration, and where their mail is relayed while they are on proxy.
  */
 
 /**
@@ -29,9 +30,15 @@ function register(program, ctx) {
       '--imap-plaintext',
       'no TLS at all (default: STARTTLS, required); only for a trusted network such as loopback',
     )
+    .option(
+      '--relay <url>',
+      "the old server's delivery, lmtp://host:port or smtp://host:port: mail for the user is relayed there while they are routed to proxy",
+    )
     .option('--json', 'print one JSON result object on stdout')
     .action((user, o) => {
       const entry = { mboxDir: o.mboxDir, maildir: o.maildir };
+      // Checked here (RELAY_INVALID), kept as written in the canonical form.
+      if (o.relay) entry.relay = relayTargetText(parseRelayTarget(o.relay));
       if (o.imapTls && o.imapPlaintext)
         throw new errors.USAGE(
           'legacy add-user: --imap-tls and --imap-plaintext exclude each other',
@@ -51,8 +58,10 @@ function register(program, ctx) {
           tls: undefined,
         };
       }
-      if (!entry.mboxDir && !entry.maildir && !entry.imap)
-        throw new errors.USAGE('legacy add-user: give --mbox-dir, --maildir and/or --imap-host');
+      if (!entry.mboxDir && !entry.maildir && !entry.imap && !entry.relay)
+        throw new errors.USAGE(
+          'legacy add-user: give --mbox-dir, --maildir, --imap-host and/or --relay',
+        );
       // Only the variable's name is stored and printed, never the password.
       const saved = addLegacyUser(ctx.config, user, entry);
       ctx.out(o.json, { user, ...saved }, (x) =>

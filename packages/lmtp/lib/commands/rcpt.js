@@ -1,8 +1,10 @@
 'use strict';
 
 // RCPT TO (RFC 5321 4.1.1.3): the recipient is resolved now (the service's address rule), so
-// an unknown user is refused before the message is sent (550 5.1.1) and a proxied user gets
-// a temporary 451 4.2.1 until the cutover; a database fault is a temporary 451 4.3.0.
+// an unknown user is refused before the message is sent (550 5.1.1); a proxied user is
+// accepted when their mail is relayed to their old server (the upstream's reply comes after
+// the message) and gets a temporary 451 4.2.1 until the cutover otherwise; a database fault
+// is a temporary 451 4.3.0.
 const { reply, outcomeReply } = require('../protocol/replies');
 const { parsePath } = require('../protocol/parser');
 

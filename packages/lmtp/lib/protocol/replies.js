@@ -28,7 +28,7 @@ function reply(code, enhanced, text) {
 /**
  * The reply for a recipient after DATA (or at RCPT) by delivery outcome (@mailgate/service
  * deliveryOutcome): 250 only for `stored`, which the caller says after the commit.
- * @param {'stored'|'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'} outcome
+ * @param {'stored'|'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'|'relayfail'} outcome
  * @param {string} address the recipient
  * @returns {string}
  */
@@ -47,9 +47,26 @@ function outcomeReply(outcome, address) {
       return reply(552, '5.3.4', 'Message too big');
     case 'dataerr':
       return reply(554, '5.6.0', `${a} Message refused`);
+    case 'relayfail':
+      // RFC 3463 X.4.1 "no answer from host": the proxied user's old server did not answer.
+      return reply(451, '4.4.1', `${a} Upstream server not answering; try again later`);
     default:
       return reply(451, '4.3.0', `${a} Temporary failure; try again later`);
   }
 }
 
-module.exports = { reply, outcomeReply };
+/**
+ * The reply for a recipient whose message was relayed to their old server (a user on `proxy`):
+ * the upstream's own code and enhanced code, so 250 only when the upstream said 250 and its
+ * 4xx or 5xx as given; its text after ours (control characters removed by reply()).
+ * @param {{code: number, enhanced: string|null, text: string}} r the upstream's reply
+ * @param {string} address the recipient
+ * @returns {string}
+ */
+function relayedReply(r, address) {
+  const a = `<${String(address).replace(/[<>\r\n\0]/g, '')}>`;
+  const enhanced = r.enhanced || `${String(r.code)[0]}.0.0`;
+  return reply(r.code, enhanced, `${a} Relayed upstream: ${r.text}`);
+}
+
+module.exports = { reply, outcomeReply, relayedReply };

@@ -12,7 +12,6 @@
  * Never logs the message or the upstream's text beyond its code.
  */
 
-const SMTPConnection = require('nodemailer/lib/smtp-connection');
 const { errors } = require('@mailgate/core');
 
 // Waits for the upstream: connecting and its greeting are short (an MTA's own LMTP client
@@ -66,6 +65,8 @@ function parseReply(text) {
  */
 async function relayMessage(target, m) {
   const where = relayTargetText(target);
+  // Loaded when a relay happens: only deliveries to proxied users with a relay need it.
+  const SMTPConnection = require('nodemailer/lib/smtp-connection');
   const conn = new SMTPConnection({
     host: target.host,
     port: target.port,

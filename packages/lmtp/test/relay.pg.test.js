@@ -18,9 +18,12 @@ const { CLI } = require('@mailgate/test-support/db');
 const { skipOutsideCI, dovecotMissing } = require('@mailgate/test-support/skip');
 const { RawLmtp } = require('./client');
 const { startLmtp, stored } = require('./helpers');
+const { postfixMissing, startPostfix } = require('./postfix');
 
 const why = skipOutsideCI(__filename, dovecotMissing());
 const d = why ? describe.skip : describe;
+const whyNoPostfix = why || skipOutsideCI(__filename, postfixMissing(), 'relaying by SMTP');
+const dSmtp = whyNoPostfix ? describe.skip : describe;
 
 const msg = (id) =>
   `From: Ann <ann@example.org>\r\nTo: pat@example.com\r\nSubject: relayed ${id}\r\nMessage-ID: <${id}@example.org>\r\n\r\nFor the old server\r\n..dot line\r\n`;
@@ -29,16 +32,18 @@ d('mail for proxied users relayed to the upstream LMTP server', () => {
   let t;
   let up;
   let gonePort;
+  let lmtpPort;
 
   beforeAll(async () => {
-    t = await startLmtp({ users: ['pat', 'pia', 'alice', 'ghost', 'gone'] });
-    const lmtpPort = await dovecot.freePort();
+    t = await startLmtp({ users: ['pat', 'pia', 'alice', 'ghost', 'gone', 'sam'] });
+    lmtpPort = await dovecot.freePort();
     up = await dovecot.start({
       format: 'maildir',
       lmtpPort,
       users: [
         { user: 'pat', password: 'pat-upstream-pw' },
         { user: 'pia', password: 'pia-upstream-pw' },
+        { user: 'sam', password: 'sam-upstream-pw' },
       ],
     });
     gonePort = await dovecot.freePort();
@@ -214,5 +219,40 @@ d('mail for proxied users relayed to the upstream LMTP server', () => {
       '<r1@example.org>',
       '<r5@example.org>',
     ]);
+  });
+  dSmtp('to an old server that takes mail by SMTP', () => {
+    let pf;
+    beforeAll(async () => {
+      // A real Postfix as the old server's MX, delivering into the Dovecot by LMTP.
+      pf = await startPostfix({ lmtpPort, users: ['sam'] });
+      addLegacyUser(t.service.config, 'sam', { relay: `smtp://127.0.0.1:${pf.smtpPort}` });
+      await t.service.users.setRoute('sam', 'proxy');
+    }, 60000);
+    afterAll(async () => {
+      if (pf) await pf.stop();
+    });
+
+    test("Postfix's 250 is passed on and the message reaches the upstream mailbox", async () => {
+      const c = await session();
+      try {
+        await c.cmd('MAIL FROM:<ann@example.org>');
+        expect((await c.cmd('RCPT TO:<sam@example.test>')).code).toBe(250);
+        await c.cmd('DATA');
+        c.write(msg('s1') + '.\r\n');
+        expect((await c.reply()).text).toMatch(
+          /^250 2\.0\.0 <sam@example\.test> Relayed upstream: .*queued/,
+        );
+      } finally {
+        c.end();
+      }
+      // Postfix delivers it on (its queue, then Dovecot's LMTP).
+      let ids = [];
+      for (let i = 0; i < 600 && !ids.length; i++) {
+        ids = await upstreamIds('sam', 'sam-upstream-pw');
+        if (!ids.length) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(ids).toEqual(['<s1@example.org>']);
+      expect(await stored(t.service, 'sam', 'INBOX')).toEqual([]);
+    });
   });
 });

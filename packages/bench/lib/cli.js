@@ -197,6 +197,7 @@ const COMMANDS = [
   'imap-fetch',
   'imap-idle',
   'imap-idle-latency',
+  'imap-losses',
   'import',
   'kdf-cost',
   'legacy',

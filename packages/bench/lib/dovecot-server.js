@@ -134,6 +134,11 @@ function dovecotServer(format, opts = {}) {
     loadInfo() {
       return info ? { ftsIndex: info } : null;
     },
+    /** The instance's master (its children: imap, auth, ... are its tree), for CPU from /proc. */
+    pids() {
+      const ps = inst ? dovecot.processes(inst.dir) : [];
+      return ps.length ? [ps[0]] : [];
+    },
     async restart() {
       // Every start is from a fresh copy of the mail, so the index Dovecot keeps beside it is
       // saved before the stop and put back before the first login: the restarted server finds

@@ -1,5 +1,6 @@
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const { spawn } = require('node:child_process');
@@ -152,6 +153,37 @@ function mailgateImapServer(ctx) {
     async close() {
       await killServer();
       await closeService();
+    },
+    /**
+     * The processes whose CPU a request of this server costs: the IMAP child and the embedded
+     * PostgreSQL's postmaster (its backends are its children); the child alone with
+     * DATABASE_URL.
+     * @returns {number[]}
+     */
+    pids() {
+      const out = child ? [child.pid] : [];
+      if (!base.databaseUrl) {
+        try {
+          const pm = fs.readFileSync(path.join(home, 'pgdata', 'postmaster.pid'), 'utf8');
+          out.push(Number(pm.split('\n')[0]));
+        } catch {
+          // not running: nothing to count
+        }
+      }
+      return out;
+    },
+    /**
+     * Phase two of expunge, now (the child runs with its background purge off): what the
+     * service's purger does for a mailbox after an EXPUNGE (store purgeExpunged, in batches,
+     * then the statistics refresh of a bulk write), untimed by the caller's clock unless it
+     * times this call.
+     * @param {string} name mailbox
+     * @returns {Promise<number>} rows purged
+     */
+    async purge(name) {
+      await openService();
+      const mb = await service.store.getMailbox(user.id, name);
+      return service.store.purgeExpunged(user.id, mb.id);
     },
   };
 }

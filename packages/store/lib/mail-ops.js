@@ -301,7 +301,12 @@ async function sourcesFor(store, userId, mailbox, uids, opts = {}) {
  * @param {number} userId
  * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
  * @param {number[]} uids
- * @param {{prefix?: number}} [opts]
+ * @param {{prefix?: number, hidden?: boolean}} [opts] hidden: also the bytes of messages an
+ *   expunge hid and the purge has not removed yet, for a caller that decides visibility
+ *   itself (IMAP FETCH: from its list view at this statement's mailbox state). The statement
+ *   then reads message_sources alone: the join on the partitioned messages table for
+ *   `NOT expunged` was ~0.12 of its ~0.17 ms of planning and execution on the large Enron
+ *   mailbox (issue 35.4, a FETCH of one message)
  * @returns {Promise<{mailbox: {id: number, highestmodseq: number, uidvalidity: number, uidnext: number}|null, rows: Array<{uid: number, raw: Buffer}>}>}
  */
 async function sourcesWithMailbox(store, userId, mailbox, uids, opts = {}) {
@@ -311,13 +316,17 @@ async function sourcesWithMailbox(store, userId, mailbox, uids, opts = {}) {
     store.knex,
     userId,
     mailbox,
-    `SELECT s.uid, ${col} AS raw FROM message_sources s
+    opts.hidden
+      ? `SELECT s.uid, ${col} AS raw FROM message_sources s
+      WHERE s.user_id = ? AND s.mailbox_id = b.id AND s.uid = ANY(?::bigint[])
+      ORDER BY s.uid`
+      : `SELECT s.uid, ${col} AS raw FROM message_sources s
        JOIN messages m
          ON m.user_id = s.user_id AND m.mailbox_id = s.mailbox_id AND m.uid = s.uid
       WHERE s.user_id = ? AND s.mailbox_id = b.id AND s.uid = ANY(?::bigint[])
         AND m.user_id = ? AND m.mailbox_id = b.id AND NOT m.expunged
       ORDER BY s.uid`,
-    [...(prefix ? [prefix] : []), userId, uids, userId],
+    [...(prefix ? [prefix] : []), userId, uids, ...(opts.hidden ? [] : [userId])],
   );
   mustExist(mailbox, mb);
   return { mailbox: mb, rows: rows.map((x) => ({ uid: Number(x.uid), raw: x.raw })) };

@@ -1,0 +1,262 @@
+'use strict';
+
+/*
+ * The IMAP door's losses of issue 35 item 4, each timed beside Dovecot on the same Maildir by
+ * the same raw client (RawImapClient: writes the command, reads to the tagged OK, parses
+ * nothing), in one run on one built mailbox:
+ *
+ *   fetch_one       `UID FETCH n (BODY.PEEK[])` of typical messages (as `bench imap-fetch`)
+ *   reselect        `SELECT INBOX` while INBOX is the selected mailbox
+ *   store_1pct      `STORE <1% of the messages> +FLAGS.SILENT (\Flagged)` (then cleared, untimed)
+ *   store_20pct     the same on 20%
+ *   copy            `UID COPY 1:* LossCopy`: the whole mailbox into a new one
+ *   expunge_1pct    `STORE <1%> +FLAGS.SILENT (\Deleted)` + `EXPUNGE`: the client's answer; on
+ *                   mailgate `purge` follows (phase two, which its background purger does a moment
+ *                   later: store purgeExpunged, run here by the bench's own service because the
+ *                   server's purger is off) and `expunge_1pct_with_purge` is their sum
+ *
+ * STORE and expunge run on the imported mailbox (INBOX) and on the copy made by COPY, in the
+ * order a client would: COPY, SELECT of the copy, then the STOREs at once (no pause in which a
+ * background ANALYZE could finish: the first STORE after the COPY is reported apart, `first`).
+ * Each row carries the CPU milliseconds of the server's processes (mailgate: its IMAP process
+ * and PostgreSQL; Dovecot: its master and children) over its samples, from /proc; the purge's
+ * also counts the bench process, where it runs.
+ *
+ *   npm run bench:imap-losses -- [--size large] [--rounds 20] [--messages 20] [--samples 3]
+ *        [--work DIR] [--out FILE]
+ */
+
+const os = require('node:os');
+const path = require('node:path');
+const { buildMailbox, SIZES } = require('../mailboxes');
+const { withImapPair, rawSession, spread, writeRun } = require('../imap-pair');
+const { option, corpusDir } = require('../command-kit');
+const { sample } = require('../harness');
+const { cpuMs } = require('../deliver-clients');
+
+const COPY = 'LossCopy';
+
+/** uid → RFC822.SIZE of every message, read untimed. */
+async function sizes(raw) {
+  const a = await raw.command('UID FETCH 1:* (RFC822.SIZE)');
+  const out = [];
+  for (const m of a.text().matchAll(/UID (\d+) RFC822\.SIZE (\d+)|RFC822\.SIZE (\d+) UID (\d+)/g)) {
+    out.push(m[1] ? { uid: +m[1], size: +m[2] } : { uid: +m[4], size: +m[3] });
+  }
+  return out;
+}
+
+/** `count` uids spread over the middle half of the messages ordered by size. */
+function typical(list, count) {
+  const bySize = [...list].sort((a, b) => a.size - b.size || a.uid - b.uid);
+  const lo = Math.floor(bySize.length / 4);
+  const span = Math.floor(bySize.length / 2);
+  const out = [];
+  for (let i = 0; i < count; i++) out.push(bySize[lo + Math.floor((i * span) / count)]);
+  return out;
+}
+
+/**
+ * A sequence set of ascending numbers, consecutive runs as ranges (`1:3,7`).
+ * @param {number[]} nums ascending
+ */
+function seqSet(nums) {
+  const parts = [];
+  for (let i = 0; i < nums.length; i++) {
+    let j = i;
+    while (j + 1 < nums.length && nums[j + 1] === nums[j] + 1) j++;
+    parts.push(j > i ? `${nums[i]}:${nums[j]}` : String(nums[i]));
+    i = j;
+  }
+  return parts.join(',');
+}
+
+/** Sequence numbers of a seeded `fraction` of `total` messages (the same on every server). */
+const pick = (total, fraction, seed) =>
+  seqSet(
+    sample(
+      Array.from({ length: total }, (_, i) => i + 1),
+      fraction,
+      seed,
+    ),
+  );
+
+/** CPU ms of a server's processes so far. */
+const serverCpu = (side) => cpuMs(side.server.pids ? side.server.pids() : []);
+
+/** The bench process's own CPU ms so far. */
+const ownCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/** A row of samples, with the CPU its server spent over them. */
+function row(side, request, mailbox, ms, cpu, extra = {}) {
+  return {
+    server: side.server.name,
+    door: 'imap',
+    request,
+    mailbox,
+    samples: ms.length,
+    ms: spread(ms, 3),
+    cpuMsPerSample: cpu == null ? null : +(cpu / ms.length).toFixed(1),
+    ...extra,
+  };
+}
+
+/** `samples` STOREs of `set` (+\Flagged timed, -\Flagged untimed); the first kept apart. */
+async function stores(side, set, samples) {
+  const ms = [];
+  let cpu = 0;
+  for (let i = 0; i < samples; i++) {
+    const c0 = serverCpu(side);
+    const a = await side.raw.command(`STORE ${set} +FLAGS.SILENT (\\Flagged)`);
+    cpu += serverCpu(side) - c0;
+    ms.push(a.ms);
+    await side.raw.command(`STORE ${set} -FLAGS.SILENT (\\Flagged)`);
+  }
+  return { ms, cpu };
+}
+
+/** Expunge of `set` in the selected mailbox: \Deleted + EXPUNGE timed, then mailgate's purge. */
+async function expunge(side, mailbox, set, label) {
+  const out = [];
+  const c0 = serverCpu(side);
+  const a = await side.raw.command(`STORE ${set} +FLAGS.SILENT (\\Deleted)`);
+  const b = await side.raw.command('EXPUNGE');
+  const cpu = serverCpu(side) - c0;
+  const ms = a.ms + b.ms;
+  out.push(row(side, 'expunge_1pct', label, [ms], cpu, { expunged: b.untagged }));
+  if (typeof side.server.purge === 'function') {
+    const p0 = serverCpu(side) + ownCpu();
+    const t0 = process.hrtime.bigint();
+    const purged = await side.server.purge(mailbox);
+    const pms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const pcpu = serverCpu(side) + ownCpu() - p0;
+    out.push(row(side, 'purge', label, [pms], pcpu, { purged }));
+    out.push(row(side, 'expunge_1pct_with_purge', label, [ms + pms], cpu + pcpu));
+  }
+  return out;
+}
+
+/**
+ * `bench imap-losses`: see the file comment.
+ * @param {string[]} args --size, --rounds, --messages, --samples, --work, --out
+ */
+async function main(args) {
+  const SIZE = option(args, '--size', 'large');
+  const ROUNDS = Number(option(args, '--rounds', 20));
+  const MESSAGES = Number(option(args, '--messages', 20));
+  const SAMPLES = Number(option(args, '--samples', 3));
+  const WORK = path.resolve(option(args, '--work', path.join(os.tmpdir(), 'mailgate-bench')));
+  const corpus = corpusDir();
+  if (!corpus) throw new Error('the shared corpus is needed (../shared/corpus)');
+  const box = buildMailbox({
+    corpus,
+    work: WORK,
+    name: SIZE,
+    count: SIZES[SIZE],
+    log: (s) => process.stderr.write(s + '\n'),
+  });
+  const log = (s) => process.stderr.write(`imap-losses: ${s}\n`);
+  const results = [];
+  const open = async (ep) => {
+    const raw = await rawSession(ep);
+    const sel = await raw.command('SELECT INBOX');
+    const picked = typical(await sizes(raw), MESSAGES);
+    for (const m of picked) await raw.command(`UID FETCH ${m.uid} (BODY.PEEK[])`); // warm
+    return { raw, picked, total: sel.exists(), close: () => raw.logout() };
+  };
+  // Alternating which server goes first, so a busy moment of the machine hits both.
+  const each = async (sides, r, fn) => {
+    for (const side of r % 2 ? [...sides].reverse() : sides) await fn(side);
+  };
+  await withImapPair({ box, work: WORK, size: SIZE, settle: true }, open, async (sides) => {
+    const total = sides[0].total;
+    for (const side of sides) {
+      if (side.total !== total) throw new Error(`${side.server.name}: ${side.total} messages`);
+    }
+    const one = pick(total, 0.01, 35001);
+    const fifth = pick(total, 0.2, 35002);
+    const gone = pick(total, 0.01, 35003);
+
+    log('fetch_one, reselect');
+    const fetchMs = new Map(sides.map((s) => [s, { ms: [], cpu: 0 }]));
+    const selMs = new Map(sides.map((s) => [s, { ms: [], cpu: 0 }]));
+    for (let r = 0; r < ROUNDS; r++) {
+      await each(sides, r, async (side) => {
+        const f = fetchMs.get(side);
+        const c0 = serverCpu(side);
+        for (const m of side.picked) {
+          f.ms.push((await side.raw.command(`UID FETCH ${m.uid} (BODY.PEEK[])`)).ms);
+        }
+        f.cpu += serverCpu(side) - c0;
+        const s = selMs.get(side);
+        const c1 = serverCpu(side);
+        for (let i = 0; i < 10; i++) s.ms.push((await side.raw.command('SELECT INBOX')).ms);
+        s.cpu += serverCpu(side) - c1;
+      });
+    }
+    for (const side of sides) {
+      const f = fetchMs.get(side);
+      results.push(row(side, 'fetch_one', 'imported', f.ms, f.cpu, { item: 'BODY.PEEK[]' }));
+      const s = selMs.get(side);
+      results.push(row(side, 'reselect', 'imported', s.ms, s.cpu));
+    }
+
+    log('STORE on the imported mailbox');
+    for (const [request, set] of [
+      ['store_1pct', one],
+      ['store_20pct', fifth],
+    ]) {
+      for (const side of sides) {
+        const { ms, cpu } = await stores(side, set, SAMPLES);
+        results.push(row(side, request, 'imported', ms, cpu, { first: +ms[0].toFixed(3) }));
+      }
+    }
+
+    log(`COPY of the whole mailbox, then STORE on the copy at once`);
+    for (const side of sides) {
+      await side.raw.command(`DELETE ${COPY}`).catch(() => {});
+      await side.raw.command(`CREATE ${COPY}`);
+      const c0 = serverCpu(side);
+      const cp = await side.raw.command(`UID COPY 1:* ${COPY}`);
+      results.push(row(side, 'copy', 'imported', [cp.ms], serverCpu(side) - c0));
+      const sel = await side.raw.command(`SELECT ${COPY}`);
+      if (sel.exists() !== total)
+        throw new Error(`${side.server.name}: copy holds ${sel.exists()}`);
+      results.push(row(side, 'select_after_copy', 'copied', [sel.ms], null));
+      for (const [request, set] of [
+        ['store_1pct', one],
+        ['store_20pct', fifth],
+      ]) {
+        const { ms, cpu } = await stores(side, set, SAMPLES);
+        results.push(row(side, request, 'copied', ms, cpu, { first: +ms[0].toFixed(3) }));
+      }
+    }
+
+    log('expunge 1% (and the purge) on the imported mailbox and on the copy');
+    for (const [mailbox, label] of [
+      ['INBOX', 'imported'],
+      [COPY, 'copied'],
+    ]) {
+      for (const side of sides) {
+        await side.raw.command(`SELECT ${mailbox}`);
+        results.push(...(await expunge(side, mailbox, gone, label)));
+      }
+    }
+  });
+  for (const r of results) {
+    r.size = SIZE;
+    r.messages = SIZES[SIZE];
+  }
+  writeRun({ work: WORK, file: option(args, '--out', null), results });
+}
+
+module.exports = {
+  description:
+    'IMAP losses of issue 35.4 (fetch one, re-SELECT, STORE and expunge with purge, after COPY): mailgate vs Dovecot-maildir',
+  usage: '[--size large] [--rounds 20] [--messages 20] [--samples 3] [--work DIR] [--out FILE]',
+  run: main,
+  seqSet,
+};

@@ -112,7 +112,12 @@ async function relayMessage(target, m) {
     if (err && err.code === 'UPSTREAM_DELIVERY_FAILED') throw err;
     throw unreachable(err);
   } finally {
-    conn.quit();
+    // QUIT when the session is still up; the socket is closed either way.
+    try {
+      conn.quit();
+    } catch {
+      // already gone
+    }
     conn.close();
   }
 }

@@ -18,6 +18,7 @@ const { PgBackend } = require('./pg-backend');
 const { EsBackend } = require('./es-backend');
 const { LegacyBackend, CAPABILITIES } = require('./legacy-backend');
 const { Purger } = require('./purger');
+const { IndexUpkeep } = require('./index-upkeep');
 const { createUsers } = require('./users');
 const { createDelivery, outcomeOf } = require('./delivery');
 const { UserGate } = require('./user-gate');
@@ -76,6 +77,9 @@ class MailService {
     this.store = ctx.store;
     this.db = ctx.db;
     this.purger = ctx.purge ? new Purger(this.store, this.logger) : null;
+    // With the purge, the other background work of a long-lived process: merging the GIN
+    // pending lists of users who got new mail, so that no delivery merges them (index-upkeep.js).
+    this.indexUpkeep = ctx.purge ? new IndexUpkeep(this.store, this.logger) : null;
     this.mirror = null;
     this.users = createUsers(this.store);
     // Local delivery (LMTP, `mailgate deliver`): the address rule and the delivery headers;
@@ -122,7 +126,12 @@ class MailService {
   async openUnguarded(kind, user, known, name) {
     if (kind === 'pg' || kind === 'es') {
       const u = known ? user : await this.store.getUser(name);
-      const ctx = { store: this.store, user: { id: u.id, name: u.name }, purger: this.purger };
+      const ctx = {
+        store: this.store,
+        user: { id: u.id, name: u.name },
+        purger: this.purger,
+        upkeep: this.indexUpkeep,
+      };
       if (kind === 'pg') return new PgBackend(ctx);
       return new EsBackend({ ...ctx, mirror: this.openMirror() });
     }
@@ -276,6 +285,7 @@ class MailService {
     await this.fleet.close();
     await this.stopOutboxWorker();
     if (this.purger) await this.purger.close();
+    if (this.indexUpkeep) await this.indexUpkeep.close();
     await legacy.closeBackends();
     if (this.mirror) await this.mirror.close();
     if (this.store && this.store.closeHealthProbe) await this.store.closeHealthProbe();

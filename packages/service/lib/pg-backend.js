@@ -18,7 +18,7 @@ const paging = require('./paging');
 
 class PgBackend extends MailBackend {
   /**
-   * @param {{store: import('@mailgate/store').PgStore, user: {id: number, name: string}, purger?: {schedule: Function}|null}} ctx
+   * @param {{store: import('@mailgate/store').PgStore, user: {id: number, name: string}, purger?: {schedule: Function}|null, upkeep?: {wrote: Function}|null}} ctx
    * @param {string} [kind]
    * @param {Iterable<string>} [capabilities]
    */
@@ -27,6 +27,7 @@ class PgBackend extends MailBackend {
     this.store = ctx.store;
     this.user = ctx.user;
     this.purger = ctx.purger || null;
+    this.upkeep = ctx.upkeep || null;
   }
 
   /**
@@ -317,8 +318,12 @@ class PgBackend extends MailBackend {
     return this.store.restoreExpunged(this.user.id, byName(mailbox), uids.map(Number));
   }
 
+  /**
+   * IMAP APPEND, LMTP/LDA delivery, the API's append: the store's one write of a new message.
+   * No writable() read first: the store's allocating statement refuses a `proxy` user itself
+   * (MAILBOX_MIGRATING), so a delivery costs no round trip for the route.
+   */
   async append(mailbox, raw, opts = {}) {
-    await this.writable();
     const buf = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
     const d = deriveRow(buf);
     // A message the parser refuses (binary, no header) is still stored as given: APPEND
@@ -333,6 +338,9 @@ class PgBackend extends MailBackend {
       keywords,
       internalDate,
     });
+    // After the commit: the user's GIN pending lists are merged in the background, not by a
+    // later delivery (service index-upkeep.js).
+    if (this.upkeep) this.upkeep.wrote(this.user.id, buf.length);
     return { uid: r.uid, uidvalidity: r.uidvalidity };
   }
 

@@ -2,6 +2,7 @@
 
 const { useServiceSuite, statementsDuring } = require('@mailgate/test-support/db');
 const { msg } = require('@mailgate/test-support/mail');
+const { MERGE_AFTER } = require('../lib/index-upkeep');
 
 /*
  * The one write of a new message (issue 32.4; store append-ops.js), through the pg backend's
@@ -57,6 +58,69 @@ describe('append path: statements and group commit', () => {
     expect(later.result.uid).toBe(121);
     // Thread ids written with the rows are the full computation's.
     expect((await service.store.assignThreads(userId)).updated).toBe(0);
+  });
+
+  test('a delivery reads nothing outside its transaction; the route is checked inside it', async () => {
+    const u = await service.users.create('rita', {});
+    const rb = await service.openBackend('pg', 'rita');
+    await rb.createMailbox('INBOX');
+    await rb.close();
+    const rcpt = await service.delivery.resolve('rita@example.test');
+    const mail = (i) => msg({ subject: `delivered ${i}`, headers: [`Message-ID: <d${i}@x>`] });
+    const { result, sql } = await statements(() => service.delivery.deliver(rcpt, mail(1)));
+    expect(result.uid).toBe(1);
+    // The recipient was resolved at RCPT (one read of the user row, route included); the
+    // delivery itself is BEGIN … COMMIT only: no second read of the route before it.
+    expect(sql.findIndex((q) => /^BEGIN/i.test(q))).toBe(0);
+    expect(sql.filter((q) => /"users"/.test(q))).toEqual([]);
+    // A cutover started meanwhile (route `proxy`): the allocating statement refuses it, and
+    // nothing is stored or allocated.
+    await service.store.setRoute('rita', 'proxy');
+    await expect(service.delivery.deliver(rcpt, mail(2))).rejects.toMatchObject({
+      code: 'MAILBOX_MIGRATING',
+    });
+    const mb = await service.store.getMailbox(u.id, 'INBOX');
+    expect(Number(mb.uidnext)).toBe(2);
+    await service.store.setRoute('rita', 'store');
+    expect((await service.delivery.deliver(rcpt, mail(3))).uid).toBe(2);
+  });
+
+  test("new mail's GIN pending lists are merged in the background, never by a later delivery", async () => {
+    const u = await service.users.create('gina', {});
+    const gb = await service.openBackend('pg', 'gina');
+    await gb.createMailbox('INBOX');
+    // Text unlike its neighbours, so each message adds entries to every index's pending list.
+    const words = (i) =>
+      Array.from({ length: 9000 }, (_, j) => `w${(i * 7919 + j * 104729) % 999983}`).join(' ');
+    /** Pending-list pages per table (merging them: gin_clean_pending_list answers the count). */
+    const pending = async () => {
+      const out = {};
+      for (const { name, tbl } of await service.store.ginIndexes(u.id)) {
+        const r = await knex.raw('SELECT gin_clean_pending_list(?::regclass) AS n', [name]);
+        const t = tbl.replace(/_u\d+$/, '');
+        out[t] = (out[t] || 0) + Number(r.rows[0].n);
+      }
+      return out;
+    };
+    try {
+      // Mail past the text pieces' share (MERGE_AFTER): their merge is queued after the
+      // commit of the append that passed it, and runs beside the appends.
+      let bytes = 0;
+      for (let i = 0; bytes < MERGE_AFTER.message_chunks; i++) {
+        const raw = msg({ subject: `long ${i}`, body: `${words(i)}\n` });
+        bytes += Buffer.byteLength(raw);
+        await gb.append('INBOX', raw, {});
+      }
+      await service.indexUpkeep.idle();
+      expect(service.indexUpkeep.runs).toBeGreaterThan(0);
+      const left = await pending();
+      // Nothing left there for an insert to merge; the words' lists, far from their limit,
+      // wait for a larger merge (a merge costs per distinct key: later is cheaper).
+      expect(left.message_chunks).toBe(0);
+      expect(left.message_words).toBeGreaterThan(0);
+    } finally {
+      await gb.close();
+    }
   });
 
   test('concurrent appends share commits; each stored once under the uid it was answered', async () => {

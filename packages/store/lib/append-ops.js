@@ -35,7 +35,8 @@ const MAX_BATCH = 64;
  * Stores one new message (IMAP APPEND, LMTP/LDA delivery, the API's append): uid from
  * UIDNEXT and a new modseq under the mailbox row lock, columns derived by the caller
  * (@mailgate/importer deriveRow, as on import). Appending the same bytes twice keeps both
- * (the next occurrence index). Resolves after the commit.
+ * (the next occurrence index). Resolves after the commit. MAILBOX_MIGRATING while the user's
+ * route is `proxy` (see allocate).
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
  * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
@@ -152,6 +153,10 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes) {
  * The thread lock, then the mailbox row's lock and `n` uids from its UIDNEXT with one new
  * modseq, in one statement (the lock order of every writer that threads: threads, then the
  * mailbox). The UPDATE re-reads the row after waiting for its lock, so UIDNEXT is the latest.
+ * The same statement refuses a user whose route is `proxy` (their mail is still the upstream
+ * server's while `mailgate migrate` imports it: a new message here would take a kept UID or
+ * fail the migration's verification): the check the pg backend made with a read of its own
+ * before every append, now without a round trip of its own and inside the transaction.
  */
 async function allocate(trx, userId, mailbox, n) {
   const named = isName(mailbox);
@@ -162,10 +167,14 @@ async function allocate(trx, userId, mailbox, n) {
     `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x)
      UPDATE mailboxes b SET uidnext = b.uidnext + ?, highestmodseq = b.highestmodseq + 1
        FROM l WHERE ${named ? 'b.name = ?' : 'b.id = ?'} AND b.user_id = ?
+        AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = ? AND u.route = 'proxy')
      RETURNING b.id, b.uidnext - ? AS first, b.highestmodseq, b.uidvalidity`,
-    [THREAD_LOCK, userId, n, named ? mailbox.name : mailbox, userId, n],
+    [THREAD_LOCK, userId, n, named ? mailbox.name : mailbox, userId, userId, n],
   );
   if (!r.rows.length) {
+    // Which of the two refused it: only on this path, a read of its own.
+    const u = await trx('users').where({ id: userId }).first('name', 'route');
+    if (u && u.route === 'proxy') throw new errors.MAILBOX_MIGRATING(u.name);
     throw new errors.MAILBOX_NOT_FOUND(named ? mailbox.name : String(mailbox));
   }
   return { ...r.rows[0], id: Number(r.rows[0].id) };

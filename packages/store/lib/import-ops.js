@@ -537,19 +537,30 @@ async function mailboxNamesOf(store, userId, plan) {
 
 /**
  * Merges the pending lists of a user's GIN indexes (after a bulk import), two indexes at a
- * time so both cores work. Searches are fast again afterwards.
+ * time so both cores work. Searches are fast again afterwards. `workers: 1`: one index after
+ * the other, on one connection; `tables`: only the indexes of these tables' partitions
+ * (`messages`, `message_words`, `message_chunks`): the service's background upkeep after new
+ * mail, beside live deliveries.
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
+ * @param {{workers?: number, tables?: string[]}} [opts]
+ * @returns {Promise<number>} pending-list pages merged
  */
-async function cleanGinPending(store, userId) {
-  const queue = (await store.ginIndexes(userId)).map((x) => x.name);
+async function cleanGinPending(store, userId, opts = {}) {
+  const only = opts.tables ? new RegExp(`^(${opts.tables.join('|')})_u\\d+$`) : null;
+  const queue = (await store.ginIndexes(userId))
+    .filter((x) => !only || only.test(x.tbl))
+    .map((x) => x.name);
+  let pages = 0;
   const worker = async () => {
     while (queue.length) {
       const name = queue.shift();
-      await store.knex.raw('SELECT gin_clean_pending_list(?::regclass)', [name]);
+      const r = await store.knex.raw('SELECT gin_clean_pending_list(?::regclass) AS n', [name]);
+      pages += Number(r.rows[0].n);
     }
   };
-  await Promise.all([worker(), worker()]);
+  await Promise.all(Array.from({ length: opts.workers || 2 }, worker));
+  return pages;
 }
 
 /**

@@ -163,8 +163,8 @@ class PgStore {
     return imports.mailboxNamesOf(this, userId, plan);
   }
 
-  cleanGinPending(userId) {
-    return imports.cleanGinPending(this, userId);
+  cleanGinPending(userId, opts) {
+    return imports.cleanGinPending(this, userId, opts);
   }
 
   rebuildGinIndexes(userId) {

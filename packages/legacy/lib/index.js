@@ -9,7 +9,7 @@
 const { MboxBackend } = require('./mbox');
 const { MaildirBackend } = require('./maildir');
 const { ImapBackend, connect, splitFetchedFlags } = require('./imap');
-const { loadLegacyConfig, addLegacyUser, userEntry, configPath } = require('./config');
+const { loadLegacyConfig, addLegacyUser, userEntry, configPath, relayTarget } = require('./config');
 const { lockMailbox, readLock } = require('./lock');
 const { pageRows } = require('./message');
 
@@ -58,6 +58,7 @@ module.exports = {
   addLegacyUser,
   userEntry,
   configPath,
+  relayTarget,
   lockMailbox,
   readLock,
   pageRows,

@@ -124,8 +124,8 @@ function createDelivery(service) {
   /** Where a proxied user's mail goes upstream (their legacy entry's `relay`), or null. */
   function relayTargetOf(name) {
     const home = service.config && service.config.home;
-    const e = home ? legacy.loadLegacyConfig(home).users[name] : null;
-    return e && e.relay ? parseRelayTarget(e.relay) : null;
+    const relay = home ? legacy.relayTarget(home, name) : null;
+    return relay ? parseRelayTarget(relay) : null;
   }
 
   /** The user row of a name, or null when there is none (other faults are thrown). */

@@ -79,8 +79,9 @@ differing, ok}]}, seconds}.`,
       'after',
       `
 Whole server (docs/migrating-a-server.md): \`mailgate migrate --accounts FILE\` (CSV with a
-header: user,host,port,login,password_env,password_file,security,folders — or JSON lines with
-the same fields in camelCase; never a password, only where a worker reads it) or \`--all\`,
+header: user,host,port,login,password_env,password_file,security,folders,relay — or JSON lines
+with the same fields in camelCase; never a password, only where a worker reads it; relay:
+lmtp://host:port or smtp://host:port, where the user's mail goes until the cutover) or \`--all\`,
 then any number of \`mailgate migrate --worker [--concurrency N]\` processes on any machines
 (each needs the password variables or files), \`mailgate migrate --status [--json]\` while it
 runs and \`mailgate migrate --report [--json]\` at the end. Limits: MAILGATE_MIGRATE_PER_HOST,

@@ -17,15 +17,19 @@ const { machineFacts } = require('./machine');
 /**
  * Starts both servers on `box`, opens each one's sessions with `open`, runs `body` over the
  * sides and closes every session and server afterwards.
- * @param {{box: object, work: string, size: string, settle?: boolean}} o settle: let the
- *   mailgate server finish its post-import work untimed (autovacuum) before the sessions open
+ * @param {{box: object, work: string, size: string, settle?: boolean, purge?: boolean}} o
+ *   settle: let the mailgate server finish its post-import work untimed (autovacuum) before
+ *   the sessions open; purge: mailgate's background purge on (mailgate-imap-server.js)
  * @param {(ep: object) => Promise<{close: () => Promise<void>}>} open one server's sessions
  * @param {(sides: object[]) => Promise<void>} body the timed part; sides are
  *   `{server, ...what open returned}`, mailgate's first
  * @returns {Promise<object[]>} the sides, for the summary
  */
 async function withImapPair(o, open, body) {
-  const servers = [mailgateImapServer({ work: o.work, size: o.size }), dovecotServer('maildir')];
+  const servers = [
+    mailgateImapServer({ work: o.work, size: o.size, purge: o.purge }),
+    dovecotServer('maildir'),
+  ];
   const sides = [];
   try {
     for (const server of servers) {

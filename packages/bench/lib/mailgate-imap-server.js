@@ -38,7 +38,8 @@ const COLD_HOW = {
 };
 
 /**
- * @param {{work: string, size: string, config?: object}} ctx
+ * @param {{work: string, size: string, config?: object, purge?: boolean}} ctx purge: the
+ *   server purges expunged rows in the background, as `mailgate imap` does (no restore then)
  * @returns {{name: string, start: Function, stop: Function, restart: Function, close: Function}}
  */
 function mailgateImapServer(ctx) {
@@ -50,6 +51,8 @@ function mailgateImapServer(ctx) {
     MAILGATE_USER_CONCURRENCY: String(USER_CONCURRENCY),
     LOG_LEVEL: 'silent',
   };
+  // The child's background purge (imap-child.js), for runs that time it (bench imap-losses).
+  if (ctx.purge) env.MAILGATE_BENCH_PURGE = '1';
   // The configured database, not whatever the environment names: without it a test's
   // DATABASE_URL (ctx.config) was ignored and the server used ~/.mailgate's embedded one.
   if (base.databaseUrl) env.DATABASE_URL = base.databaseUrl;
@@ -173,17 +176,20 @@ function mailgateImapServer(ctx) {
       return out;
     },
     /**
-     * Phase two of expunge, now (the child runs with its background purge off): what the
-     * service's purger does for a mailbox after an EXPUNGE (store purgeExpunged, in batches,
-     * then the statistics refresh of a bulk write), untimed by the caller's clock unless it
-     * times this call.
+     * Waits until the server's background purge (ctx.purge) has removed every row an expunge
+     * hid in the mailbox: its count of hidden rows read every 2 ms (a primary-key read).
      * @param {string} name mailbox
-     * @returns {Promise<number>} rows purged
+     * @param {number} [timeoutMs]
      */
-    async purge(name) {
+    async purged(name, timeoutMs = 600000) {
       await openService();
-      const mb = await service.store.getMailbox(user.id, name);
-      return service.store.purgeExpunged(user.id, mb.id);
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const mb = await service.store.getMailbox(user.id, name);
+        if (Number(mb.expunged_pending) === 0) return;
+        if (Date.now() > end) throw new Error(`${name}: purge not done in ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 2));
+      }
     },
   };
 }

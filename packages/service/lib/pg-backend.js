@@ -304,7 +304,9 @@ class PgBackend extends MailBackend {
     await this.writable();
     const sel = uids ? { uids: uids.map(Number), force: Boolean(opts.force) } : {};
     const { mailboxId, ...r } = await this.store.expunge(this.user.id, byName(mailbox), sel);
-    if (r.expunged.length && this.purger) this.purger.schedule(this.user.id, mailboxId);
+    if (r.expunged.length && this.purger) {
+      this.purger.schedule(this.user.id, mailboxId, r.expunged);
+    }
     return r;
   }
 
@@ -356,7 +358,13 @@ class PgBackend extends MailBackend {
     const r = await this.store.copyMessages(this.user.id, src, uids.map(Number), dst, {
       move: true,
     });
-    if (r.map.length && this.purger) this.purger.schedule(this.user.id, src);
+    if (r.map.length && this.purger) {
+      this.purger.schedule(
+        this.user.id,
+        src,
+        r.map.map((p) => Number(p[0])),
+      );
+    }
     return r;
   }
 

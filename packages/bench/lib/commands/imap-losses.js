@@ -11,16 +11,15 @@
  *   store_20pct     the same on 20%
  *   copy            `UID COPY 1:* LossCopy`: the whole mailbox into a new one
  *   expunge_1pct    `STORE <1%> +FLAGS.SILENT (\Deleted)` + `EXPUNGE`: the client's answer; on
- *                   mailgate `purge` follows (phase two, which its background purger does a moment
- *                   later: store purgeExpunged, run here by the bench's own service because the
- *                   server's purger is off) and `expunge_1pct_with_purge` is their sum
+ *                   mailgate `purge` follows: from the EXPUNGE's OK until the server's own
+ *                   background purge (on in this run) has removed the rows, polled by the
+ *                   bench; `expunge_1pct_with_purge` is their sum
  *
  * STORE and expunge run on the imported mailbox (INBOX) and on the copy made by COPY, in the
  * order a client would: COPY, SELECT of the copy, then the STOREs at once (no pause in which a
  * background ANALYZE could finish: the first STORE after the COPY is reported apart, `first`).
  * Each row carries the CPU milliseconds of the server's processes (mailgate: its IMAP process
- * and PostgreSQL; Dovecot: its master and children) over its samples, from /proc; the purge's
- * also counts the bench process, where it runs.
+ * and PostgreSQL; Dovecot: its master and children) over its samples, from /proc.
  *
  *   npm run bench:imap-losses -- [--size large] [--rounds 20] [--messages 20] [--samples 3]
  *        [--work DIR] [--out FILE]
@@ -84,12 +83,6 @@ const pick = (total, fraction, seed) =>
 /** CPU ms of a server's processes so far. */
 const serverCpu = (side) => cpuMs(side.server.pids ? side.server.pids() : []);
 
-/** The bench process's own CPU ms so far. */
-const ownCpu = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-
 /** A row of samples, with the CPU its server spent over them. */
 function row(side, request, mailbox, ms, cpu, extra = {}) {
   return {
@@ -118,22 +111,25 @@ async function stores(side, set, samples) {
   return { ms, cpu };
 }
 
-/** Expunge of `set` in the selected mailbox: \Deleted + EXPUNGE timed, then mailgate's purge. */
+/**
+ * Expunge of `set` in the selected mailbox: \Deleted + EXPUNGE timed; on mailgate then the
+ * wait from the EXPUNGE's OK until its background purge has removed the rows (`purge`, CPU of
+ * its IMAP process and PostgreSQL over that wait), and the two together.
+ */
 async function expunge(side, mailbox, set, label) {
   const out = [];
   const c0 = serverCpu(side);
   const a = await side.raw.command(`STORE ${set} +FLAGS.SILENT (\\Deleted)`);
   const b = await side.raw.command('EXPUNGE');
+  const okAt = process.hrtime.bigint();
   const cpu = serverCpu(side) - c0;
   const ms = a.ms + b.ms;
   out.push(row(side, 'expunge_1pct', label, [ms], cpu, { expunged: b.untagged }));
-  if (typeof side.server.purge === 'function') {
-    const p0 = serverCpu(side) + ownCpu();
-    const t0 = process.hrtime.bigint();
-    const purged = await side.server.purge(mailbox);
-    const pms = Number(process.hrtime.bigint() - t0) / 1e6;
-    const pcpu = serverCpu(side) + ownCpu() - p0;
-    out.push(row(side, 'purge', label, [pms], pcpu, { purged }));
+  if (typeof side.server.purged === 'function') {
+    await side.server.purged(mailbox);
+    const pms = Number(process.hrtime.bigint() - okAt) / 1e6;
+    const pcpu = serverCpu(side) - c0 - cpu;
+    out.push(row(side, 'purge', label, [pms], pcpu));
     out.push(row(side, 'expunge_1pct_with_purge', label, [ms + pms], cpu + pcpu));
   }
   return out;
@@ -171,7 +167,8 @@ async function main(args) {
   const each = async (sides, r, fn) => {
     for (const side of r % 2 ? [...sides].reverse() : sides) await fn(side);
   };
-  await withImapPair({ box, work: WORK, size: SIZE, settle: true }, open, async (sides) => {
+  const pair = { box, work: WORK, size: SIZE, settle: true, purge: true };
+  await withImapPair(pair, open, async (sides) => {
     const total = sides[0].total;
     for (const side of sides) {
       if (side.total !== total) throw new Error(`${side.server.name}: ${side.total} messages`);

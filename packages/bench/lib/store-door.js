@@ -168,7 +168,7 @@ function storeDoor(kind, ctx, opts = {}) {
     },
     async ready() {
       // The import's autovacuum done now (untimed), not beside the timed requests.
-      if (inDb) await service.store.vacuumUser((await service.store.getUser(user)).id);
+      if (inDb) await service.vacuumUser(user);
       if (!inDb) await mapKeys();
     },
     async headers(variant = 'headers') {
@@ -235,15 +235,8 @@ function storeDoor(kind, ctx, opts = {}) {
       return { how, ...(notes.length ? { note: notes.join('; ') } : {}) };
     },
     async close() {
-      if (service && kind === 'es' && service.mirror) {
-        // By name: ES 8 refuses wildcard deletes (action.destructive_requires_name).
-        const client = service.mirror.client;
-        const names = await client.indices
-          .get({ index: `${esPrefix}-*`, allow_no_indices: true, ignore_unavailable: true })
-          .then((r) => Object.keys(r))
-          .catch(() => []);
-        if (names.length) await client.indices.delete({ index: names }).catch(() => {});
-      }
+      if (service && kind === 'es' && service.mirror)
+        await service.dropMirrorIndexes().catch(() => {});
       if (service) await service.close();
       service = null;
       if (dir) fs.rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@
 
 const { compileEs } = require('./compile');
 const { MAPPINGS, MAPPING_VERSION, settings, prefixFrom, namesFor, docId } = require('./mapping');
-const { createClient, unavailable } = require('./indices');
+const { createClient, unavailable, dropIndexes } = require('./indices');
 const { drainOnce, syncAll, pending, EsWorker } = require('./sync');
 const { reindex, reindexUser, upgradeIndexes } = require('./reindex');
 const { verify } = require('./verify');
@@ -45,6 +45,7 @@ module.exports = {
   docId,
   createClient,
   unavailable,
+  dropIndexes,
   drainOnce,
   syncAll,
   pending,

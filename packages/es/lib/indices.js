@@ -161,8 +161,27 @@ async function setRefresh(client, prefix, value) {
   });
 }
 
+/**
+ * Deletes every index under a prefix, by name (ES 8 refuses a wildcard delete:
+ * action.destructive_requires_name): a scratch prefix's cleanup (the bench, tests).
+ * @param {Client} client
+ * @param {string} prefix
+ * @returns {Promise<string[]>} the indexes deleted
+ */
+async function dropIndexes(client, prefix) {
+  const found = await client.indices.get({
+    index: `${prefix}-*`,
+    allow_no_indices: true,
+    ignore_unavailable: true,
+  });
+  const names = Object.keys(found);
+  if (names.length) await client.indices.delete({ index: names });
+  return names;
+}
+
 module.exports = {
   createClient,
+  dropIndexes,
   isNotFound,
   unavailable,
   aliasMap,

@@ -217,6 +217,40 @@ class MailService {
   }
 
   /**
+   * Changes queued for the mirror (es_outbox rows), of one user with `user`: what a sync is
+   * about to ship (the bench's progress line).
+   * @param {{user?: string}} [opts]
+   * @returns {Promise<number>}
+   */
+  async mirrorBacklog(opts = {}) {
+    const u = opts.user == null ? null : await this.store.getUser(opts.user);
+    return this.store.outboxPending(u ? u.id : undefined);
+  }
+
+  /**
+   * The Elasticsearch cluster the mirror writes to (the bench's machine facts).
+   * @returns {Promise<{name: string, status: string}>}
+   */
+  async mirrorCluster() {
+    const h = await this.openMirror().client.cluster.health();
+    return { name: h.cluster_name, status: h.status };
+  }
+
+  /**
+   * Deletes every index under this service's MAILGATE_ES_PREFIX: the cleanup of a scratch
+   * prefix (the bench's). Refused (USAGE) on the default prefix, whose indexes are a real
+   * installation's mirror.
+   * @returns {Promise<string[]>} the indexes deleted
+   */
+  async dropMirrorIndexes() {
+    const { dropIndexes, prefixFrom } = require('@mailgate/es');
+    const mirror = this.openMirror();
+    if (mirror.prefix === prefixFrom({}))
+      throw new errors.USAGE('the default Elasticsearch prefix is never dropped');
+    return dropIndexes(mirror.client, mirror.prefix);
+  }
+
+  /**
    * Starts the Elasticsearch outbox worker beside the purger: it drains es_outbox while the
    * process serves, and stops in close(). ES_NOT_CONFIGURED without ELASTICSEARCH_URL.
    * Idempotent: one worker per service.
@@ -249,6 +283,36 @@ class MailService {
    */
   onMailboxChange(fn) {
     return this.store.mailboxChanges().subscribe(fn);
+  }
+
+  /**
+   * Refreshes the planner statistics of a user's tables now (ANALYZE of the user's
+   * partitions), as an import does at its end: the bench runs it, untimed, before timing.
+   * @param {string} user
+   */
+  async analyzeUser(user) {
+    await this.store.analyzeUser((await this.store.getUser(user)).id);
+  }
+
+  /**
+   * VACUUM (ANALYZE) of a user's tables now: what autovacuum does some time after a bulk
+   * import, done before the bench times anything, not beside it.
+   * @param {string} user
+   */
+  async vacuumUser(user) {
+    await this.store.vacuumUser((await this.store.getUser(user)).id);
+  }
+
+  /**
+   * Bytes on disk of every table of the database after a checkpoint (heap with its maps,
+   * TOAST, each index; per-user partitions under their own names), of one user's partitions
+   * and the shared tables with `user`: the bench's disk figure (store disk-ops.js).
+   * @param {{user?: string}} [opts]
+   * @returns {Promise<{tables: object[], databaseBytes: number}>}
+   */
+  async diskUsage(opts = {}) {
+    const u = opts.user == null ? null : await this.store.getUser(opts.user);
+    return this.store.relationSizes(u ? { userId: u.id } : {});
   }
 
   /** One round trip to PostgreSQL (health checks); DB errors as the store raises them. */

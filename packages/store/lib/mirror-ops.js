@@ -76,11 +76,18 @@ async function outboxBarrier(store) {
 }
 
 /**
- * @returns {Promise<number>} outbox rows waiting
+ * @returns {Promise<number>} outbox rows waiting (of one user with `userId`: the bench ships
+ *   only its own run's rows when other users' changes wait beside them)
  * @param {import('./pg-store').PgStore} store
+ * @param {number} [userId]
  */
-async function outboxPending(store) {
-  return (await store.knex.raw('SELECT count(*)::int AS n FROM es_outbox')).rows[0].n;
+async function outboxPending(store, userId) {
+  if (userId == null)
+    return (await store.knex.raw('SELECT count(*)::int AS n FROM es_outbox')).rows[0].n;
+  const r = await store.knex.raw('SELECT count(*)::int AS n FROM es_outbox WHERE user_id = ?', [
+    userId,
+  ]);
+  return r.rows[0].n;
 }
 
 /**

@@ -28,6 +28,7 @@ const appends = require('./append-ops');
 const fleet = require('./fleet-ops');
 const logins = require('./login-ops');
 const scans = require('./scan-ops');
+const disk = require('./disk-ops');
 
 /**
  * The PostgreSQL backend of the storage interface. Every method takes the user id first and
@@ -192,6 +193,11 @@ class PgStore {
     return stats.vacuumUser(this, userId);
   }
 
+  // Bytes on disk of the store's relations (disk-ops.js).
+  relationSizes(opts) {
+    return disk.relationSizes(this, opts);
+  }
+
   listQuarantine(userId, opts) {
     return imports.listQuarantine(this, userId, opts);
   }
@@ -313,8 +319,8 @@ class PgStore {
     return mirror.outboxBarrier(this);
   }
 
-  outboxPending() {
-    return mirror.outboxPending(this);
+  outboxPending(userId) {
+    return mirror.outboxPending(this, userId);
   }
 
   mirrorRows(userId, keys) {

@@ -17,7 +17,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { EmbeddedPostgres } = require('@mailgate/service');
+const { createMailService } = require('@mailgate/service');
 const { ROOT, run, option, corpusDir } = require('../command-kit');
 const { machineFacts } = require('../machine');
 const { listMessages } = require('../mailboxes');
@@ -50,14 +50,14 @@ async function main(args) {
     const r = run(['import', 'mh', source, '--user', 'enron', '--json', '--quiet'], env);
     const report = JSON.parse(r.stdout.trim().split('\n').pop());
     const importSeconds = (Date.now() - t0) / 1000;
-    const pg = require('pg');
-    const client = new pg.Client({ connectionString: new EmbeddedPostgres(home).url() });
-    await client.connect();
+    // The sizes are a store operation asked of the service (issue 31.3), on the database the
+    // import just filled (the scratch home's embedded server, still running).
+    const service = await createMailService({ env, purge: false });
     let sizes;
     try {
-      sizes = await relationSizes(client);
+      sizes = relationSizes(await service.diskUsage());
     } finally {
-      await client.end();
+      await service.close();
     }
     const walBytes = duBytes(path.join(home, 'pgdata', 'pg_wal'));
     const dovecot = args.includes('--no-dovecot') ? null : await dovecotSize(picked, scratch);
@@ -101,36 +101,18 @@ function copyTree(root, picked, dest) {
 }
 
 /**
- * Bytes of every relation of the public schema after a CHECKPOINT: heap (main fork, with its
- * free space and visibility maps), TOAST (with its index) and each index, grouped by the table
- * they belong to (per-user partitions under their parent's name).
+ * The service's disk usage (store disk-ops.js: heap with its maps, TOAST, each index of every
+ * table after a CHECKPOINT) grouped by the table each belongs to: one user here, so a per-user
+ * partition stands for its parent (messages_u1 → messages).
  */
-async function relationSizes(client) {
-  await client.query('CHECKPOINT');
-  const r = await client.query(`
-    SELECT c.relname AS table, c.relkind,
-           pg_relation_size(c.oid, 'main') AS heap,
-           pg_relation_size(c.oid, 'fsm') + pg_relation_size(c.oid, 'vm') AS maps,
-           COALESCE(pg_total_relation_size(NULLIF(c.reltoastrelid, 0)), 0) AS toast,
-           COALESCE((SELECT json_agg(json_build_object('name', ic.relname,
-                       'bytes', pg_relation_size(ic.oid)) ORDER BY ic.relname)
-                       FROM pg_index x JOIN pg_class ic ON ic.oid = x.indexrelid
-                      WHERE x.indrelid = c.oid), '[]') AS indexes
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'm')
-     ORDER BY c.relname`);
-  const db = await client.query('SELECT pg_database_size(current_database()) AS bytes');
-  const tables = r.rows.map((t) => ({
-    // messages_u1 → messages: one user here, the partition stands for its parent
+function relationSizes(usage) {
+  const tables = usage.tables.map((t) => ({
     table: t.table.replace(/_u\d+$/, ''),
-    heap: Number(t.heap) + Number(t.maps),
-    toast: Number(t.toast),
-    indexes: t.indexes.map((i) => ({
-      name: i.name.replace(/_u\d+_/, '_'),
-      bytes: Number(i.bytes),
-    })),
+    heap: t.heap,
+    toast: t.toast,
+    indexes: t.indexes.map((i) => ({ name: i.name.replace(/_u\d+_/, '_'), bytes: i.bytes })),
   }));
-  return { tables, databaseBytes: Number(db.rows[0].bytes) };
+  return { tables, databaseBytes: usage.databaseBytes };
 }
 
 /** Disk usage of a folder in bytes (allocated blocks, as `du` says). */

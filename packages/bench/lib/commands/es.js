@@ -1,11 +1,12 @@
 'use strict';
 
 /*
- * `npm run bench:es`: time to mirror the Enron set (or MAILGATE_BENCH_LIMIT messages of it, at
- * least 20,000) into Elasticsearch through the outbox, and word-search latency for a rare and
- * a common word, ES vs PostgreSQL, on the same data. Needs ELASTICSEARCH_URL. Uses a scratch
- * MAILGATE_HOME (embedded PostgreSQL) unless DATABASE_URL is set; writes
- * bench/results/es-<timestamp>.json.
+ * `npm run bench:es`: time to mirror the Enron set (every message of ../shared/corpus's
+ * enron/maildir, imported as MH) into Elasticsearch through the outbox, and word-search
+ * latency for a rare and a common word, ES vs PostgreSQL, on the same data, each through the
+ * mail service's backend of that kind (search over every mailbox, no rows: the matching set).
+ * Needs ELASTICSEARCH_URL. Uses a scratch MAILGATE_HOME (embedded PostgreSQL) unless
+ * DATABASE_URL is set; writes bench/results/es-<timestamp>.json.
  */
 
 const fs = require('node:fs');
@@ -13,10 +14,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const { loadConfig, createLogger } = require('@mailgate/core');
-const { openDatabase } = require('@mailgate/service');
-const { PgStore } = require('@mailgate/store');
-const importer = require('@mailgate/importer');
-const { openMirror, syncAll, searchEs } = require('@mailgate/es');
+const { createMailService } = require('@mailgate/service');
 const { ROOT, corpusDir } = require('../command-kit');
 
 const RUNS = 7;
@@ -37,28 +35,30 @@ async function time(fn) {
   return { median: median(ms), min: Math.min(...ms), max: Math.max(...ms), matches: last.total };
 }
 
-/** `bench es`: see the file comment (no options; MAILGATE_BENCH_LIMIT, ELASTICSEARCH_URL). */
+/**
+ * `bench es`: see the file comment (no options; ELASTICSEARCH_URL). The
+ * import, the mirror and both searches go through the mail service (issue 31.3): the same
+ * doors as `mailgate import`, `mailgate es sync` and `mailgate search --backend pg|es`.
+ */
 async function main() {
   if (!process.env.DATABASE_URL && !process.env.MAILGATE_HOME) {
     process.env.MAILGATE_HOME = path.join(os.tmpdir(), 'mailgate-bench-es');
   }
-  const config = loadConfig();
+  const prefix = `mgbench-${Date.now()}`;
+  const env = { ...process.env, MAILGATE_ES_PREFIX: prefix };
+  const config = loadConfig(env);
   if (!config.elasticsearchUrl) throw new Error('set ELASTICSEARCH_URL (npm run es:start)');
   const dir = corpusDir();
   if (!dir) throw new Error('the Enron corpus (../shared/corpus) is needed');
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const prefix = `mgbench-${Date.now()}`;
-  const env = { MAILGATE_ES_PREFIX: prefix };
   const log = createLogger({ logLevel: 'warn' });
-  const db = await openDatabase(config);
-  const store = new PgStore(db.knex, { outbox: true });
-  const mirror = openMirror(config, store, { env, log });
+  // Outbox rows with every write: what a mirrored installation pays.
+  const service = await createMailService({ config, env, logger: log, outbox: true });
   const user = `bench-es-${Date.now()}`;
   try {
-    // Import with the outbox on (what a mirrored installation pays), then drain it.
+    // Import with the outbox on, then drain it.
     process.stderr.write('importing the Enron set into PostgreSQL…\n');
-    const imp = await importer.runImport({
-      store,
+    const imp = await service.transfer.importMail({
       kind: 'mh',
       paths: [path.join(dir, 'enron', 'maildir')],
       user,
@@ -67,21 +67,20 @@ async function main() {
       progress: false,
       log,
     });
-    const u = await store.getUser(user);
-    await db.knex.raw('ANALYZE messages');
+    await service.analyzeUser(user);
     // Only this run's rows: other users' queued changes are not ours to ship.
-    const queued = (
-      await db.knex.raw('SELECT count(*)::int AS n FROM es_outbox WHERE user_id = ?', [u.id])
-    ).rows[0].n;
+    const queued = await service.mirrorBacklog({ user });
     process.stderr.write(`mirroring ${queued} changes into Elasticsearch…\n`);
-    const sync = await syncAll({ ...mirror });
+    const sync = await service.syncMirror();
+    const pg = await service.openBackend('pg', user);
+    const es = await service.openBackend('es', user);
     const words = { rare: 'happy', common: 'please' };
     const search = {};
     for (const [kind, w] of Object.entries(words)) {
       search[kind] = {
         word: w,
-        pg: await time(() => store.search(u.id, w)),
-        es: await time(() => searchEs(mirror, u.id, w)),
+        pg: await time(() => pg.search(w, { limit: 0 })),
+        es: await time(() => es.search(w, { limit: 0 })),
       };
     }
     const result = {
@@ -90,7 +89,7 @@ async function main() {
         cpuModel: os.cpus()[0] && os.cpus()[0].model,
         memGB: Math.round(os.totalmem() / 2 ** 30),
         node: process.version,
-        es: (await mirror.client.cluster.health()).cluster_name,
+        es: (await service.mirrorCluster()).name,
       },
       messages: imp.imported,
       importSeconds: imp.seconds,
@@ -109,9 +108,8 @@ async function main() {
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     process.stderr.write(`wrote ${out}\n`);
   } finally {
-    await mirror.client.indices.delete({ index: `${prefix}-*` }).catch(() => {});
-    await mirror.close();
-    await db.close();
+    await service.dropMirrorIndexes().catch(() => {});
+    await service.close();
   }
 }
 

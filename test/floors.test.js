@@ -467,28 +467,15 @@ describe('the checks fail on a planted violation', () => {
     }
   });
 
-  test('SQL or a backend built in a bench command', () => {
-    const remove = plant(
-      'bench',
-      "const q = 'SELECT count(*) FROM es_outbox';\nconst b = new MboxBackend(dir);",
-    );
+  // The bench's es and legacy commands built backends and wrote SQL until issue 31.3.
+  test.each([
+    ['api', 'const s = new PgStore(db);', 'backend constructed outside the service'],
+    ['bench', 'const b = new MboxBackend(dir);', 'backend constructed outside the service'],
+    ['bench', "const q = 'SELECT count(*) FROM es_outbox';", 'SQL outside the store'],
+  ])('an edge (%s) that builds a backend or writes SQL', (pkg, code, problem) => {
+    const remove = plant(pkg, code);
     try {
-      const problems = checkCode(readTree(copy));
-      expect(problems).toContain('packages/bench/lib/planted.js: SQL outside the store');
-      expect(problems).toContain(
-        'packages/bench/lib/planted.js: backend constructed outside the service',
-      );
-    } finally {
-      remove();
-    }
-  });
-
-  test('a backend constructed by an edge', () => {
-    const remove = plant('api', 'const s = new PgStore(db);');
-    try {
-      expect(checkCode(readTree(copy))).toContain(
-        'packages/api/lib/planted.js: backend constructed outside the service',
-      );
+      expect(checkCode(readTree(copy))).toContain(`packages/${pkg}/lib/planted.js: ${problem}`);
     } finally {
       remove();
     }

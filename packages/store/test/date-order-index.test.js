@@ -3,7 +3,7 @@
 const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
 const { useCliSuite } = require('@mailgate/test-support/db');
-const { msg, importMessages } = require('@mailgate/test-support/mail');
+const { msg, importInbox } = require('@mailgate/test-support/mail');
 
 /*
  * Date order is the default order of the list, the API and the CLI (issue 30.11), so its
@@ -27,14 +27,10 @@ describe('date-order keyset pages read the sort-date index', () => {
       const day = String(1 + ((i * 7) % 28)).padStart(2, '0');
       messages.push(msg({ subject: `n${i}`, date: `Mon, ${day} Apr 2002 10:00:00 +0000` }));
     }
-    await importMessages(store, path.join(ctx.tmp, 'dates.mbox'), {
-      messages,
-      user: 'dix',
-      mailbox: 'INBOX',
-    });
+    const got = await importInbox(store, path.join(ctx.tmp, 'dates.mbox'), messages, 'dix');
     await ctx.db.knex.raw('ANALYZE messages');
-    user = await store.getUser('dix');
-    mailboxId = (await store.getMailbox(user.id, 'INBOX')).id;
+    user = got.user;
+    mailboxId = got.inbox.id;
   });
 
   /** The SQL statements scanPage sends for `opts`, with their bindings. */

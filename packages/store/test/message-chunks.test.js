@@ -4,7 +4,7 @@ const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
 const { likeEscape } = require('@mailgate/query');
 const { useCliSuite } = require('@mailgate/test-support/db');
-const { msg, importMessages } = require('@mailgate/test-support/mail');
+const { msg, importInbox } = require('@mailgate/test-support/mail');
 
 /*
  * Substring search over the header and body text reads message_chunks: the text in
@@ -113,13 +113,7 @@ describe('message_chunks: substring answers equal LIKE over the whole text', () 
         }),
       );
     }
-    await importMessages(store, path.join(ctx.tmp, 'a.mbox'), {
-      messages,
-      user: 'mc',
-      mailbox: 'INBOX',
-    });
-    user = await store.getUser('mc');
-    inbox = await store.getMailbox(user.id, 'INBOX');
+    ({ user, inbox } = await importInbox(store, path.join(ctx.tmp, 'a.mbox'), messages, 'mc'));
   });
 
   test('import: every text is in pieces that reassemble into it', async () => {

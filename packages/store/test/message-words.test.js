@@ -3,7 +3,7 @@
 const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
 const { useCliSuite } = require('@mailgate/test-support/db');
-const { msg, importMessages } = require('@mailgate/test-support/mail');
+const { msg, importInbox } = require('@mailgate/test-support/mail');
 
 /*
  * The tsvector lives in message_words (migrations/20261125190000_message_words.js), kept by
@@ -42,13 +42,7 @@ describe('message_words: one row per message, through import, copy, move, purge 
         msg({ subject: `Report ${i}`, body: i % 3 === 0 ? 'quarterly gasoline figures\n' : 'x\n' }),
       );
     }
-    await importMessages(store, path.join(ctx.tmp, 'a.mbox'), {
-      messages,
-      user: 'mw',
-      mailbox: 'INBOX',
-    });
-    user = await store.getUser('mw');
-    inbox = await store.getMailbox(user.id, 'INBOX');
+    ({ user, inbox } = await importInbox(store, path.join(ctx.tmp, 'a.mbox'), messages, 'mw'));
   });
 
   test('import: one row per message; a word search finds exactly the messages with the word', async () => {

@@ -2,7 +2,7 @@
 
 const path = require('node:path');
 const { useCliSuite } = require('@mailgate/test-support/db');
-const { msg, importMessages } = require('@mailgate/test-support/mail');
+const { msg, importInbox } = require('@mailgate/test-support/mail');
 const { isBulkWrite, BULK_MIN_ROWS } = require('../lib/stats-ops');
 
 // Planner statistics after bulk writes (issue 35.4): a COPY of thousands of messages into a new
@@ -20,13 +20,9 @@ describe('store: planner statistics after bulk copy, move and purge', () => {
     for (let i = 1; i <= N; i++) {
       messages.push(msg({ subject: `Note ${i}`, body: `Body ${i}\n` }));
     }
-    await importMessages(db.store, path.join(ctx.tmp, 'in.mbox'), {
-      messages,
-      user: 'bs',
-      mailbox: 'INBOX',
-    });
-    user = await db.store.getUser('bs');
-    inbox = (await db.store.getMailbox(user.id, 'INBOX')).id;
+    const got = await importInbox(db.store, path.join(ctx.tmp, 'in.mbox'), messages, 'bs');
+    user = got.user;
+    inbox = got.inbox.id;
   }, 120000);
 
   const uidsOf = async (mailboxId) =>

@@ -1,7 +1,7 @@
 'use strict';
 
 const { useCliSuite } = require('@mailgate/test-support/db');
-const { msg, importMessages } = require('@mailgate/test-support/mail');
+const { msg, importInbox } = require('@mailgate/test-support/mail');
 const path = require('node:path');
 
 // Store-level expunge variants and the statistics an import leaves behind (real PostgreSQL).
@@ -16,13 +16,9 @@ describe('store: force expunge, restoreExpunged, statistics after import', () =>
     for (let i = 1; i <= 40; i++) {
       messages.push(msg({ subject: `Note ${i}`, body: `Body ${i} MixedCase Word${i}\n` }));
     }
-    await importMessages(db.store, path.join(ctx.tmp, 'in.mbox'), {
-      messages,
-      user: 'sx',
-      mailbox: 'INBOX',
-    });
-    user = await db.store.getUser('sx');
-    mailboxId = (await db.store.getMailbox(user.id, 'INBOX')).id;
+    let inbox;
+    ({ user, inbox } = await importInbox(db.store, path.join(ctx.tmp, 'in.mbox'), messages, 'sx'));
+    mailboxId = inbox.id;
   });
 
   const visible = async () => (await db.store.scanHeaders(user.id, mailboxId)).map((r) => r.uid);

@@ -55,6 +55,21 @@ function importMessages(store, file, { messages, ...opts }) {
 }
 
 /**
+ * importMessages into the user's INBOX, then the user and that mailbox as the store has them:
+ * the preamble of the store tests that look at one imported mailbox.
+ * @param {import('@mailgate/store').PgStore} store
+ * @param {string} file the mbox file to write
+ * @param {Buffer[]} messages
+ * @param {string} user
+ * @returns {Promise<{user: object, inbox: object}>} the user row and the INBOX row
+ */
+async function importInbox(store, file, messages, user) {
+  await importMessages(store, file, { messages, user, mailbox: 'INBOX' });
+  const u = await store.getUser(user);
+  return { user: u, inbox: await store.getMailbox(u.id, 'INBOX') };
+}
+
+/**
  * The same messages as one user's legacy mail, the folders `addLegacyUser` takes: `mboxDir`
  * (`<dir>/mbox/inbox.mbox`, mboxrd) and `maildir` (`<dir>/Maildir`, every message in cur/,
  * no flags).
@@ -78,4 +93,4 @@ function legacyMailOf(dir, messages) {
   return { mboxDir, maildir };
 }
 
-module.exports = { msg, mboxOf, importMessages, legacyMailOf };
+module.exports = { msg, mboxOf, importMessages, importInbox, legacyMailOf };

@@ -1,88 +1,96 @@
 'use strict';
 
-const fs = require('node:fs');
-const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
+const { CONCERNS, compose } = require('../lib/pg-store');
 
 /*
- * The store is plain modules per concern (functions taking the store first) and one class,
- * PgStore, whose methods hand this store to them (issue 31.1: no methods mixed into its
- * prototype). Two concerns once both defined `listUsers` and the later silently replaced the
- * earlier (`mailgate es verify` searched ES for user `undefined`): a name is now a class
- * member, defined once (eslint no-dupe-class-members), and each hand-off must reach a function
- * its module exports.
+ * The store is plain modules per concern (functions taking the store first) composed onto one
+ * class, PgStore, from one table (pg-store.js CONCERNS; issue 31.1). The class holds the
+ * context (connection, caches, outbox flag, change feed) and nothing else; each operation is
+ * its module's function, given the store first. Two concerns once both defined `listUsers` and
+ * the later silently replaced the earlier (`mailgate es verify` searched ES for user
+ * `undefined`): composing refuses a name defined twice, at load.
  */
 
-const lib = path.join(__dirname, '..', 'lib');
-const exported = new Set();
-for (const f of fs.readdirSync(lib).filter((n) => n.endsWith('.js'))) {
-  for (const [name, v] of Object.entries(require(path.join(lib, f))))
-    if (typeof v === 'function') exported.add(name);
-}
-const methods = Object.getOwnPropertyNames(PgStore.prototype).filter((n) => n !== 'constructor');
-const handOffs = methods
-  .map((n) => [n, /return\s+\w+\.(\w+)\(this\b/.exec(PgStore.prototype[n].toString())])
-  .filter(([, m]) => m);
+const own = Object.getOwnPropertyNames(PgStore.prototype).filter(
+  (n) => n !== 'constructor' && !PgStore.operations.has(n),
+);
 
-test('the store loads with every concern under its own names', () => {
-  for (const name of [
-    'listUsers',
-    'userSummaries',
-    'deleteUser',
-    'setFlags',
-    'appendMessage',
-    'addLoginFailure',
-  ])
-    expect(typeof PgStore.prototype[name]).toBe('function');
-});
-
-test('every method that hands off to a concern module reaches a function it exports', () => {
-  expect(handOffs.length).toBeGreaterThan(50);
-  expect(handOffs.filter(([, m]) => !exported.has(m[1])).map(([n]) => n)).toEqual([]);
-  // A hand-off keeps the name: store.setFlags() is mail-ops setFlags().
-  expect(handOffs.filter(([n, m]) => n !== m[1]).map(([n]) => n)).toEqual([]);
-});
-
-// PgStore keeps only its connection plumbing; the methods it once held itself live in the
-// module of their concern and the class hands off to them (issue 31.1, the last step).
-const MOVED = [
-  'createUser',
-  'getUser',
-  'ensureUser',
-  'ensureMailbox',
-  'getMailbox',
-  'listMailboxes',
-  'scanList',
-  'scanHeaders',
-  'search',
-  'checkQueryMailboxes',
-  'streamSources',
-  'lookupKeys',
-  'startJob',
-  'lockImportJob',
-  'jobCheckpoint',
-  'finishJob',
-  'importBatch',
-  'prepareBatch',
-  'commitBatch',
-  'mailboxNamesOf',
-  'cleanGinPending',
-  'rebuildGinIndexes',
-  'ginIndexes',
-  'userHasNoMail',
-  'writeListSnapshot',
-  'listQuarantine',
-  'quarantineRaw',
-  'quarantineEntries',
-  'importSources',
-  'analyzeUser',
-  'vacuumUser',
-];
-
-test('users, mailboxes, scans, searches and import batches are concern modules, PgStore hands off to them', () => {
-  const names = new Set(handOffs.map(([n]) => n));
-  expect(MOVED.filter((n) => !names.has(n))).toEqual([]);
-  // What is left in the class is the constructor's plumbing (the change feed) and hand-offs.
-  const own = methods.filter((n) => !names.has(n));
+test('the class itself holds only its context plumbing; every other method is an operation', () => {
   expect(own.sort()).toEqual(['closeMailboxChanges', 'mailboxChanges']);
+  expect(PgStore.operations.size).toBeGreaterThan(100);
+});
+
+test("each operation calls its concern module's function of the same name, the store first", async () => {
+  const wrong = [];
+  for (const [name, { concern, fn }] of PgStore.operations) {
+    const [mod] = CONCERNS[concern];
+    if (mod[name] !== fn) wrong.push(name);
+  }
+  expect(wrong).toEqual([]);
+  // The store handed on, the arguments as given: a concern whose function echoes them.
+  class Probe {}
+  compose(Probe, { echo: [{ echo: (store, ...args) => [store, args] }, ['echo']] });
+  const probe = new Probe();
+  expect(probe.echo(1, 'two', { three: 3 })).toEqual([probe, [1, 'two', { three: 3 }]]);
+  expect(Probe.prototype.echo.name).toBe('echo');
+});
+
+test('the operations the rest of the code calls are where they were, each in its concern', () => {
+  const where = (n) => PgStore.operations.get(n)?.concern;
+  expect(
+    Object.fromEntries(
+      [
+        'getUser',
+        'listMailboxes',
+        'scanHeaders',
+        'search',
+        'setFlags',
+        'appendMessage',
+        'commitBatch',
+        'listUsers',
+        'addLoginFailure',
+        'relationSizes',
+      ].map((n) => [n, where(n)]),
+    ),
+  ).toEqual({
+    getUser: 'users',
+    listMailboxes: 'mailboxes',
+    scanHeaders: 'scans',
+    search: 'scans',
+    setFlags: 'mail',
+    appendMessage: 'appends',
+    commitBatch: 'imports',
+    listUsers: 'mirror',
+    addLoginFailure: 'logins',
+    relationSizes: 'disk',
+  });
+});
+
+describe('composing refuses what once went wrong silently', () => {
+  const ok = (store, x) => x;
+  test('a name two concerns define', () => {
+    class S {}
+    expect(() =>
+      compose(S, { a: [{ listUsers: ok }, ['listUsers']], b: [{ listUsers: ok }, ['listUsers']] }),
+    ).toThrow('store operation listUsers: defined by a and b');
+  });
+
+  test('an operation the class already has by hand', () => {
+    class S {
+      listUsers() {
+        return [];
+      }
+    }
+    expect(() => compose(S, { mirror: [{ listUsers: ok }, ['listUsers']] })).toThrow(
+      'store operation listUsers: defined by the class and mirror',
+    );
+  });
+
+  test('an operation its module does not export', () => {
+    class S {}
+    expect(() => compose(S, { users: [{}, ['getUser']] })).toThrow(
+      'store operation getUser: users does not export it',
+    );
+  });
 });

@@ -53,7 +53,7 @@ const CONCERNS = {
   ],
   // API tokens (tokens.js)
   tokens: [tokens, ['createToken', 'findToken', 'revokeUserTokens', 'revokeToken']],
-  // a user's IMAP route, store or proxy, and password (route-ops.js)
+  // a user's IMAP route, store or proxy, its delivery hold, and password (route-ops.js)
   routes: [
     routes,
     [

@@ -204,16 +204,18 @@ function createDelivery(service) {
      */
     async deliver(rcpt, raw, opts = {}) {
       if (rcpt.relay) {
-        const relayed = await service.store.withDeliveryGate(rcpt.user.id, async (u) => {
-          if (u.route !== 'proxy') return null; // cut over since RCPT: stored here below
-          if (u.hold) throw new errors.MAILBOX_MIGRATING(rcpt.user.name);
-          return relayMessage(rcpt.relay, {
-            sender: opts.sender || '',
-            recipient: rcpt.address,
-            raw,
-            name: hostname,
-          });
-        });
+        // Connected and greeted first; only the transaction runs under the gate, so a slow or
+        // silent upstream does not hold a pooled connection while it is being reached.
+        const relayed = await relayMessage(
+          rcpt.relay,
+          { sender: opts.sender || '', recipient: rcpt.address, raw, name: hostname },
+          (send) =>
+            service.store.withDeliveryGate(rcpt.user.id, async (u) => {
+              if (u.route !== 'proxy') return null; // cut over since RCPT: stored here below
+              if (u.hold) throw new errors.MAILBOX_MIGRATING(rcpt.user.name);
+              return send();
+            }),
+        );
         if (relayed) return { relayed, upstream: relayTargetText(rcpt.relay) };
       }
       const be = await service.openBackend('pg', rcpt.user);

@@ -15,9 +15,10 @@
 const { errors } = require('@mailgate/core');
 
 // Waits for the upstream: connecting and its greeting are short (an MTA's own LMTP client
-// gives up on a connect after 30 s); the message itself may take a while on a loaded server.
+// gives up on a connect after 30 s); the message itself may take a while on a loaded server,
+// but it runs under the user's delivery gate (one pooled connection), so not for ever.
 const CONNECT_MS = 30 * 1000;
-const SOCKET_MS = 5 * 60 * 1000;
+const SOCKET_MS = 2 * 60 * 1000;
 
 /**
  * Parses a relay target: `lmtp://host:port` or `smtp://host:port` (port defaults: 24, 25).
@@ -57,13 +58,17 @@ function parseReply(text) {
 /**
  * Hands one message for one recipient to the upstream server and returns its reply for that
  * recipient (after DATA for LMTP; the message's reply for SMTP; the refusal of MAIL or RCPT).
+ * The connection and greeting come first; `around` wraps only the transaction (the delivery
+ * gate: a lock that must not wait on a slow connect).
  * @param {{protocol: 'lmtp'|'smtp', host: string, port: number}} target
  * @param {{sender: string, recipient: string, raw: Buffer, name?: string,
  *   connectMs?: number, socketMs?: number}} m
- * @returns {Promise<{code: number, enhanced: string|null, text: string}>}
+ * @param {<T>(send: () => Promise<T>) => Promise<T|null>} [around] runs `send` (or not: its
+ *   null, or its error, is the result)
+ * @returns {Promise<{code: number, enhanced: string|null, text: string}|null>}
  *   UPSTREAM_DELIVERY_FAILED when no reply for the recipient came
  */
-async function relayMessage(target, m) {
+async function relayMessage(target, m, around = (send) => send()) {
   const where = relayTargetText(target);
   // Loaded when a relay happens: only deliveries to proxied users with a relay need it.
   const SMTPConnection = require('nodemailer/lib/smtp-connection');
@@ -94,23 +99,28 @@ async function relayMessage(target, m) {
   }
   // Errors after connecting come through send's callback; a late socket error is dropped.
   conn.on('error', () => {});
+  const send = async () => {
+    try {
+      const info = await new Promise((resolve, reject) => {
+        conn.send({ from: m.sender || '', to: [m.recipient] }, m.raw, (err, r) =>
+          err ? reject(err) : resolve(r),
+        );
+      });
+      const refused = (info.rejectedErrors || [])[0];
+      const r = parseReply(refused ? refused.response : info.response);
+      if (!r) throw unreachable({ code: 'EPROTOCOL' });
+      return r;
+    } catch (err) {
+      // The upstream's own refusal of the sender, the recipient or the message is its answer.
+      const own = err && ['MAIL FROM', 'RCPT TO', 'DATA'].includes(err.command);
+      const r = own ? parseReply(err.response) : null;
+      if (r && r.code >= 400) return r;
+      if (err && err.code === 'UPSTREAM_DELIVERY_FAILED') throw err;
+      throw unreachable(err);
+    }
+  };
   try {
-    const info = await new Promise((resolve, reject) => {
-      conn.send({ from: m.sender || '', to: [m.recipient] }, m.raw, (err, r) =>
-        err ? reject(err) : resolve(r),
-      );
-    });
-    const refused = (info.rejectedErrors || [])[0];
-    const r = parseReply(refused ? refused.response : info.response);
-    if (!r) throw unreachable({ code: 'EPROTOCOL' });
-    return r;
-  } catch (err) {
-    // The upstream's own refusal of the sender, the recipient or the message is its answer.
-    const own = err && ['MAIL FROM', 'RCPT TO', 'DATA'].includes(err.command);
-    const r = own ? parseReply(err.response) : null;
-    if (r && r.code >= 400) return r;
-    if (err && err.code === 'UPSTREAM_DELIVERY_FAILED') throw err;
-    throw unreachable(err);
+    return await around(send);
   } finally {
     // QUIT when the session is still up; the socket is closed either way.
     try {

@@ -26,7 +26,7 @@ test('every skipping test file prints its name and the reason', () => {
     if (f === __filename) continue;
     if (!SKIPS.test(src) && !src.includes('describeEs(')) continue;
     const notice =
-      /(?:skipNotice|skipOutsideCI)\(\s*__filename/.test(src) ||
+      /(?:skipNotice|skipOutsideCI|singlePostgresOnly)\(\s*__filename/.test(src) ||
       new RegExp(`describeEs\\(\\s*'${rel.replace(/[.]/g, '\\.')}'`).test(src);
     if (!notice) silent.push(rel);
   }

@@ -10,6 +10,8 @@
 #   bash scripts/citus/citus.sh status   # exit 0 when all nodes answer, 3 when not running
 #   bash scripts/citus/citus.sh stop     # stop the nodes (data kept)
 #   bash scripts/citus/citus.sh add-node # start a third worker (port base+3), not yet added
+#   bash scripts/citus/citus.sh create-db NAME [1|2|plain]  # a database of its own, print URL
+#   bash scripts/citus/citus.sh drop-db NAME                # drop it on every node
 #   bash scripts/citus/citus.sh destroy  # stop and delete the data directories
 #
 # Exit status 2 (with the reason printed) when the Citus source is absent: callers skip then.
@@ -25,7 +27,7 @@ CITUS_DB="${CITUS_DB:-mailgate}"
 PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
 PG_CONFIG="$PG_BIN/pg_config"
 [ -x "$PG_CONFIG" ] || PG_CONFIG=/usr/bin/pg_config
-DATA="$CITUS_CACHE/cluster"
+DATA="${CITUS_DATA:-$CITUS_CACHE/cluster}"
 BUILD_DEPS=(postgresql-15 postgresql-server-dev-15 libcurl4-openssl-dev liblz4-dev libzstd-dev
   libkrb5-dev libselinux1-dev libxslt1-dev libpam0g-dev autoconf flex bison zstd make gcc)
 
@@ -168,6 +170,39 @@ start() {
   url
 }
 
+# A database of its own for a benchmark or an experiment: on the coordinator and the first
+# WORKERS workers (default 2) with citus and pg_trgm, those workers registered; WORKERS=plain:
+# on the coordinator only, without the citus extension (a single PostgreSQL 15 on the same
+# server and settings, the baseline beside the cluster). Prints its URL. Exists already: kept.
+create_db() {
+  local name="$1" workers="${2:-2}" n
+  [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || { log "create-db: bad database name '$name'"; exit 64; }
+  if [ "$workers" = plain ]; then
+    if ! psql_node 0 postgres -tAc "select 1 from pg_database where datname='$name'" | grep -q 1; then
+      psql_node 0 postgres -c "create database \"$name\""
+      psql_node 0 "$name" -c 'create extension if not exists pg_trgm'
+    fi
+  else
+    [[ "$workers" =~ ^[12]$ ]] || { log "create-db: WORKERS is 1, 2 or plain"; exit 64; }
+    for n in $(seq 0 "$workers"); do CITUS_DB="$name" prepare_db "$n"; done
+    psql_node 0 "$name" -tAc "select citus_set_coordinator_host('127.0.0.1', $CITUS_PORT)" >/dev/null
+    for n in $(seq 1 "$workers"); do
+      psql_node 0 "$name" -tAc "select citus_add_node('127.0.0.1', $(node_port "$n"))" >/dev/null
+    done
+  fi
+  echo "postgres://postgres@127.0.0.1:$CITUS_PORT/$name"
+}
+
+# Drops a database of create-db on every node.
+drop_db() {
+  local name="$1" n
+  [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || { log "drop-db: bad database name '$name'"; exit 64; }
+  for n in 2 1 0; do
+    running "$n" && psql_node "$n" postgres -c "drop database if exists \"$name\" with (force)" >/dev/null
+  done
+  return 0
+}
+
 add_node() {
   require_source
   start_node 3
@@ -201,12 +236,14 @@ case "${1:-}" in
   stop) stop ;;
   status) status ;;
   add-node) add_node ;;
+  create-db) create_db "${2:?database name}" "${3:-2}" ;;
+  drop-db) drop_db "${2:?database name}" ;;
   destroy)
     stop
     rm -rf "$DATA"
     ;;
   *)
-    echo "usage: $0 build|start|url|status|stop|add-node|destroy" >&2
+    echo "usage: $0 build|start|url|status|stop|add-node|create-db|drop-db|destroy" >&2
     exit 64
     ;;
 esac

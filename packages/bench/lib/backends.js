@@ -205,6 +205,24 @@ function esBackend(ctx, opts = {}) {
   return storeDoor('es', ctx, opts);
 }
 
+/**
+ * pg-citus: the store door on a Citus coordinator (MAILGATE_BENCH_CITUS_URL), the same
+ * requests as pg in the same run, so the two are compared on one machine at one time (issue
+ * 34.7, docs/scaling-out.md). Its database is migrated (distributed) by the service on
+ * connecting; the outbox is off as for pg without ELASTICSEARCH_URL.
+ */
+function citusBackend(ctx) {
+  const url = process.env.MAILGATE_BENCH_CITUS_URL;
+  if (!url) {
+    throw new BackendUnavailable(
+      'pg-citus',
+      'MAILGATE_BENCH_CITUS_URL is not set (a database of a Citus cluster: scripts/citus/README.md)',
+    );
+  }
+  const base = ctx.config || loadConfig();
+  return storeDoor('pg', { ...ctx, config: { ...base, databaseUrl: url } }, { name: 'pg-citus' });
+}
+
 const FACTORIES = {
   pg: (ctx) => storeDoor('pg', ctx),
   es: esBackend,
@@ -217,6 +235,7 @@ const FACTORIES = {
   'mailgate-imap': (ctx) => imapDoorBackend(mailgateImapServer(ctx), ctx),
   'pg-api': apiBackend('pg'),
   'es-api': apiBackend('es'),
+  'pg-citus': citusBackend,
 };
 
 /** Every backend name the bench knows, ready or not. */

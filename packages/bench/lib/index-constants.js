@@ -17,6 +17,8 @@ const ALL_BACKENDS = [
   // pg and es reached through the webmail HTTP API (`--via api`)
   'pg-api',
   'es-api',
+  // pg on a Citus coordinator (MAILGATE_BENCH_CITUS_URL) beside pg on DATABASE_URL (issue 34.7)
+  'pg-citus',
 ];
 
 module.exports = { SIZES, ALL_BACKENDS };

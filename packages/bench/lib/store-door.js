@@ -51,7 +51,8 @@ function linkOrCopy(from, to) {
 /**
  * @param {'pg'|'es'|'mbox'|'maildir'} kind
  * @param {{work: string, size: string, log: (s: string) => void, config?: object}} ctx
- * @param {{esPrefix?: string}} [opts]
+ * @param {{esPrefix?: string, name?: string}} [opts] name: the backend's name in the results
+ *   (default: the kind; pg-citus is kind pg on another database)
  */
 function storeDoor(kind, ctx, opts = {}) {
   const base = ctx.config || loadConfig();
@@ -131,7 +132,7 @@ function storeDoor(kind, ctx, opts = {}) {
   };
 
   return {
-    name: kind,
+    name: opts.name || kind,
     wordSearch: inDb,
     listView: kind !== 'es',
     ...(kind === 'es' ? { requests: ES_REQUESTS } : {}),

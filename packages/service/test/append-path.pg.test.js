@@ -3,6 +3,7 @@
 const { useServiceSuite, statementsDuring } = require('@mailgate/test-support/db');
 const { msg } = require('@mailgate/test-support/mail');
 const { MERGE_AFTER } = require('../lib/index-upkeep');
+const { onCitus } = require('@mailgate/test-support/skip');
 
 /*
  * The one write of a new message (issue 32.4; store append-ops.js), through the pg backend's
@@ -50,8 +51,9 @@ describe('append path: statements and group commit', () => {
       expect(b).toBeGreaterThanOrEqual(0);
       // BEGIN, the locks and uids, the thread lookups (one per step of link distance, one
       // for the subject's root sets), the insert of every row, COMMIT. It was 11 statements
-      // plus the same lookups.
-      expect(c - b + 1).toBeLessThanOrEqual(7);
+      // plus the same lookups. On Citus one more: the store's pg_notify for IDLE sessions, where
+      // the mailboxes trigger that does it on a single PostgreSQL cannot run (store citus.js).
+      expect(c - b + 1).toBeLessThanOrEqual(onCitus() ? 8 : 7);
       // No statement counts or lists the mailbox.
       expect(sql.filter((q) => /count\(/i.test(q) && !/WITH m AS/.test(q))).toEqual([]);
     }

@@ -5,6 +5,7 @@ const { errors } = require('@mailgate/core');
 const { headerJson } = require('./header-row');
 const { isName } = require('./mailbox-ref');
 const { threadFresh, THREAD_LOCK } = require('./thread-ops');
+const { notifyMailboxes } = require('./citus');
 
 /*
  * The one write of a new single message (issue 32.4): LMTP delivery, `mailgate deliver`, IMAP
@@ -177,6 +178,8 @@ async function allocate(trx, userId, mailbox, n) {
     if (u && u.route === 'proxy') throw new errors.MAILBOX_MIGRATING(u.name);
     throw new errors.MAILBOX_NOT_FOUND(named ? mailbox.name : String(mailbox));
   }
+  // Citus: IDLE sessions are told by the store, not the dropped trigger (citus.js, point 6).
+  await notifyMailboxes(trx, trx, userId, [r.rows[0].id]);
   return { ...r.rows[0], id: Number(r.rows[0].id) };
 }
 

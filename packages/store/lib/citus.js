@@ -29,8 +29,12 @@
  *   5. The message_chunks triggers fire per row, not per statement (rowLevelChunkTriggers).
  *   6. No mailbox NOTIFY trigger (migration 20261127200200_mailbox_notify.js): on a shard it
  *      would notify the worker's database, where no mailgate process listens, and a
- *      transaction that NOTIFYs cannot be PREPAREd, which Citus's two-phase commit needs. The
- *      IMAP server's IDLE falls back to its poll (IMAP_IDLE_POLL_MS).
+ *      transaction that NOTIFYs cannot be PREPAREd, which Citus's two-phase commit needs.
+ *      Instead the store's writers call notifyMailboxes in their transaction, after they move
+ *      a mailbox's UIDNEXT or HIGHESTMODSEQ: a `pg_notify` with no table in it runs on the
+ *      coordinator, in the session's own transaction (the one Citus commits last, never
+ *      PREPAREd), so it is delivered at commit and dropped at rollback, to the coordinator's
+ *      LISTEN connections (change-feed.js) — what the trigger does on a single PostgreSQL.
  *
  * Must never: hold SQL that is not about these differences, or be a second store.
  */
@@ -67,16 +71,19 @@ const PARTITION_OPTIONS = {
   message_chunks: ' WITH (toast_tuple_target = 8160)',
 };
 
+const { CHANNEL } = require('./change-feed');
+
 const known = new WeakMap();
 
 /**
  * Whether the database behind knex is a Citus coordinator (the extension is installed). Cached
- * per knex instance: an extension does not come or go under a running store.
- * @param {import('knex').Knex} knex
+ * per knex instance (its configuration, which its transactions share): an extension does not
+ * come or go under a running store.
+ * @param {import('knex').Knex} knex a knex instance or one of its transactions
  * @returns {Promise<boolean>}
  */
 async function isCitus(knex) {
-  const key = knex.client || knex;
+  const key = (knex.client && knex.client.config) || knex.client || knex;
   if (known.has(key)) return known.get(key);
   const r = await knex.raw("SELECT 1 FROM pg_extension WHERE extname = 'citus'");
   const yes = r.rows.length > 0;
@@ -205,8 +212,42 @@ async function rowLevelChunkTriggers(knex) {
       FOR EACH ROW EXECUTE FUNCTION mailgate_message_chunks_gone_row()`);
 }
 
+/**
+ * Point 6: tells every process's LISTEN (change-feed.js) that these mailboxes changed, at the
+ * commit of the writer's transaction, on Citus, where the mailboxes trigger that does it on a
+ * single PostgreSQL is dropped; a no-op there. Called by each store write that moves a
+ * mailbox's UIDNEXT or HIGHESTMODSEQ (the trigger's condition), in its transaction.
+ * @param {import('knex').Knex} knex the store's knex (whose Citus-ness is cached)
+ * @param {{raw?: Function, query?: Function}} db where the write runs: a knex transaction (or
+ *   knex itself, autocommit), or a raw pg client inside BEGIN … COMMIT
+ * @param {number} userId
+ * @param {number[]} mailboxIds
+ */
+async function notifyMailboxes(knex, db, userId, mailboxIds) {
+  if (!mailboxIds.length || !(await isCitus(knex))) return;
+  const ids = [...new Set(mailboxIds.map(Number))];
+  const sql = `SELECT pg_notify('${CHANNEL}', $1::text || ':' || b) FROM unnest($2::int[]) AS b`;
+  if (typeof db.raw === 'function')
+    await db.raw(sql.replace('$1', '?').replace('$2', '?'), [userId, ids]);
+  else await db.query(sql, [userId, ids]);
+}
+
+/**
+ * Point 2: vacuumUser on Citus. A user has no partitions of their own: the DEFAULT partitions
+ * their rows share are vacuumed and analyzed whole, every shard (Citus sends VACUUM to each
+ * placement). Cross-user, so for what vacuumUser is for — a benchmark's load settled before it
+ * times requests, as on a single PostgreSQL — and not for a request path.
+ * @param {import('knex').Knex} knex
+ */
+async function vacuumSharedPartitions(knex) {
+  const parts = DISTRIBUTED_TABLES.filter((t) => t.partitioned && t.name !== 'quarantine');
+  await knex.raw(`VACUUM (ANALYZE) ${parts.map((t) => `${t.name}_all`).join(', ')}`);
+}
+
 module.exports = {
   isCitus,
+  vacuumSharedPartitions,
+  notifyMailboxes,
   perUserPartitions,
   distributeSchema,
   REFERENCE_TABLES,

@@ -49,6 +49,8 @@ async function registerMigrationAccount(store, a) {
   await store.ensureUser(a.user);
   return store.knex.transaction(async (trx) => {
     const u = await trx('users').where({ name: a.user }).forUpdate().first('id', 'route');
+    // updated_at from the new row's default, not now() in the SET: Citus refuses a function
+    // that is not IMMUTABLE in DO UPDATE SET (store citus.js).
     const r = await trx.raw(
       `INSERT INTO migration_accounts
          (user_id, upstream_host, upstream_port, login, password_source, security, folders)
@@ -60,7 +62,7 @@ async function registerMigrationAccount(store, a) {
          state = CASE WHEN migration_accounts.state = 'cutover' THEN 'cutover' ELSE 'queued' END,
          attempts = CASE WHEN migration_accounts.state = 'cutover'
                          THEN migration_accounts.attempts ELSE 0 END,
-         error_code = NULL, error_message = NULL, updated_at = now()
+         error_code = NULL, error_message = NULL, updated_at = EXCLUDED.updated_at
        RETURNING state`,
       [u.id, a.host, a.port, a.login, a.passwordSource, a.security, a.folders],
     );

@@ -7,7 +7,7 @@ const { copyRows } = require('./copy');
 const { headerJson } = require('./header-row');
 const { planKeptUids } = require('./kept-uids');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS } = require('./columns');
-const { perUserPartitions } = require('./citus');
+const { perUserPartitions, notifyMailboxes } = require('./citus');
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
 // own so no other advisory lock of the store collides with them.
@@ -123,6 +123,8 @@ async function raiseKeptUidNext(
       WHERE id = ? AND user_id = ? AND uidvalidity = ? RETURNING id`,
     [uidNext, highestModseq == null ? null : String(highestModseq), mailboxId, userId, uidValidity],
   );
+  // Citus: IDLE sessions are told by the store, not the dropped trigger (citus.js, point 6).
+  if (r.rows.length) await notifyMailboxes(store.knex, store.knex, userId, [mailboxId]);
   return r.rows.length > 0;
 }
 
@@ -496,6 +498,11 @@ async function commitBatch(store, userId, plan, batch, opts = {}) {
         [JSON.stringify(batch.checkpoint), userId, batch.jobId],
       );
     }
+    // Citus: IDLE sessions are told by the store, not the dropped trigger (citus.js, point 6),
+    // when the batch's messages become visible (its uids were allocated by prepareBatch).
+    await notifyMailboxes(store.knex, client, userId, [
+      ...new Set(plan.msgRows.map((r) => r.mailbox_id)),
+    ]);
     await client.query('COMMIT');
     lap('commitMs');
     return {

@@ -72,13 +72,15 @@ const SNAPSHOT_SQL = `SELECT modseq, rows, body FROM list_snapshots
 
 // Never backwards: a snapshot is replaced by a newer modseq, or at the same modseq by another
 // format or UIDVALIDITY (a new listRow shape, or a UIDVALIDITY changed without a modseq, would
-// otherwise leave a snapshot no load can use until the mailbox changes).
+// otherwise leave a snapshot no load can use until the mailbox changes). written_at is the
+// new row's default (now()), not now() in the SET: Citus refuses a function that is not
+// IMMUTABLE in DO UPDATE SET, and no snapshot was ever saved there (citus.js).
 const SAVE_SQL = `INSERT INTO list_snapshots AS s
     (user_id, mailbox_id, uidvalidity, modseq, format, rows, body)
   VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (user_id, mailbox_id) DO UPDATE
     SET uidvalidity = EXCLUDED.uidvalidity, modseq = EXCLUDED.modseq, format = EXCLUDED.format,
-      rows = EXCLUDED.rows, body = EXCLUDED.body, written_at = now()
+      rows = EXCLUDED.rows, body = EXCLUDED.body, written_at = EXCLUDED.written_at
     WHERE s.modseq < EXCLUDED.modseq OR (s.modseq = EXCLUDED.modseq
       AND (s.format <> EXCLUDED.format OR s.uidvalidity <> EXCLUDED.uidvalidity))`;
 

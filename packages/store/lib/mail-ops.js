@@ -14,6 +14,7 @@ const { pageOf, SORT_DATE, SORT_DATE_TEXT } = require('./list-cache');
 const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
 const { chunksIn } = require('./chunks-sql');
+const { notifyMailboxes } = require('./citus');
 
 /*
  * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
@@ -793,6 +794,8 @@ async function bumpModseq(trx, userId, mailboxId, modseq, hidden = 0) {
       WHERE id = ? AND user_id = ?`,
     [modseq, hidden, mailboxId, userId],
   );
+  // Citus: IDLE sessions are told by the store, not the dropped trigger (citus.js, point 6).
+  await notifyMailboxes(trx, trx, userId, [mailboxId]);
 }
 
 module.exports = {

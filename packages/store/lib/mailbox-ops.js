@@ -6,6 +6,7 @@ const { inMailbox, mustExist, isName, canonicalName, NEW_UIDVALIDITY } = require
 const { lockThreads, threadBatch, normId } = require('./thread-ops');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS } = require('./columns');
 const { validateMailboxName, specialUseFor } = require('./names');
+const { notifyMailboxes } = require('./citus');
 
 /*
  * What an IMAP server and a webmail need beyond import and read: mailbox life cycle
@@ -391,6 +392,8 @@ async function copyInTransaction(store, userId, srcId, uids, dstId, opts) {
         [found.length, dstId, userId, found.length],
       )
     ).rows[0];
+    // Citus: IDLE sessions are told by the store, not the dropped trigger (citus.js, point 6).
+    await notifyMailboxes(trx, trx, userId, [dstId]);
     if (!found.length) return { uidvalidity: Number(dst.uidvalidity), map: [] };
     const first = Number(dst.first);
     const modseq = Number(dst.highestmodseq);

@@ -18,7 +18,7 @@
  * while it runs) stays short. Imports still analyze every column (importer, analyzeUser).
  */
 
-const { perUserPartitions } = require('./citus');
+const { perUserPartitions, vacuumSharedPartitions } = require('./citus');
 
 /** Fewest rows a write must touch before it refreshes statistics. */
 const BULK_MIN_ROWS = 1000;
@@ -150,7 +150,8 @@ async function analyzeUser(store, userId, opts = {}) {
 async function vacuumUser(store, userId) {
   const id = Number(userId);
   if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
-  if (!(await perUserPartitions(store.knex))) return; // Citus: as analyzeUser
+  // Citus (citus.js): no partitions of the user's own; the shared ones, every shard.
+  if (!(await perUserPartitions(store.knex))) return vacuumSharedPartitions(store.knex);
   await store.knex.raw(
     `VACUUM (ANALYZE) messages_u${id}, message_words_u${id}, message_chunks_u${id}, message_sources_u${id}`,
   );

@@ -8,9 +8,10 @@
  * operation may fail, nothing may be lost: after the rebalance the counts equal what was
  * written, and the new node holds shards.
  *
- * Shards move with shard_transfer_mode 'block_writes': thread_keys has no primary key (no
- * replica identity), so logical replication cannot carry its changes; writes to a moving shard
- * wait for the move instead (they are delayed, never refused).
+ * Shards move in the rebalancer's default mode ('auto': logical replication, writes to a moving
+ * shard go on during the copy). It needs a replica identity on every table of the shard group;
+ * thread_keys had none until migration 20261129340100_thread_keys_key.js, and before it the
+ * rebalance was refused here ("cannot use logical replication … thread_keys").
  */
 
 const os = require('node:os');
@@ -99,7 +100,7 @@ run('Citus: a worker added online while mail is read, written and imported (issu
 
     const port = new URL(newNode).port;
     await knex.raw('SELECT citus_add_node(?, ?)', [new URL(newNode).hostname, Number(port)]);
-    await knex.raw("SELECT citus_rebalance_start(shard_transfer_mode => 'block_writes')");
+    await knex.raw("SELECT citus_rebalance_start(shard_transfer_mode => 'auto')");
 
     // The user keeps working while shards move; an import for another user runs beside.
     const errors = [];

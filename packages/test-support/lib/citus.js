@@ -68,6 +68,31 @@ async function onDb(url, fn) {
 }
 
 /**
+ * Drops database `name` on every node (urls: [coordinator, ...workers]). Connections are
+ * refused first (Citus's recovery daemons connect again at once), then DROP … WITH (FORCE),
+ * again while it answers "being accessed by other users" (55006): a session it ended may take
+ * longer than the 5 s it waits to go on a loaded machine, and the drop failed the test file.
+ */
+async function dropEverywhere(name, urls) {
+  for (const url of urls) {
+    await onDb(withDb(url, 'postgres'), async (k) => {
+      const r = await k.raw('SELECT 1 FROM pg_database WHERE datname = ?', [name]);
+      if (!r.rows.length) return;
+      await k.raw(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await k.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          return;
+        } catch (err) {
+          if (err.code !== '55006' || attempt >= 6) throw err;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+    });
+  }
+}
+
+/**
  * Creates database `name` on every node of the cluster with citus and pg_trgm, and registers
  * the workers on the coordinator's copy. Not migrated.
  * @param {string} name
@@ -93,13 +118,7 @@ async function createCitusDatabase(name, baseUrl = process.env.MAILGATE_CITUS_UR
   return {
     url: nodes.coordinator,
     workers: nodes.workers,
-    async drop() {
-      for (const url of all) {
-        await onDb(withDb(url, 'postgres'), (k) =>
-          k.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
-        );
-      }
-    },
+    drop: () => dropEverywhere(name, all),
   };
 }
 
@@ -130,6 +149,55 @@ async function createMigratedCitusDatabase(name, { baseUrl, pool } = {}) {
 }
 
 /**
+ * Makes `name` a template of the cluster: migrated (createMigratedCitusDatabase), then closed
+ * to connections on every node (the Citus maintenance daemon of each node holds one, and
+ * PostgreSQL copies a template only while nobody is connected), so that each test file's
+ * database is a copy of it (cloneCitusDatabase) instead of a migration of its own.
+ * @param {string} name
+ * @param {string} [baseUrl] MAILGATE_CITUS_URL
+ * @returns {Promise<{drop: () => Promise<void>}>}
+ */
+async function createCitusTemplate(name, baseUrl = process.env.MAILGATE_CITUS_URL) {
+  const { cluster, knex } = await createMigratedCitusDatabase(name, { baseUrl });
+  await knex.destroy();
+  for (const url of [cluster.url, ...cluster.workers]) {
+    await onDb(withDb(url, 'postgres'), async (k) => {
+      await k.raw(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await k.raw('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ?', [
+        name,
+      ]);
+    });
+  }
+  return { drop: cluster.drop };
+}
+
+/**
+ * A database of the cluster copied from a template of createCitusTemplate on every node: the
+ * coordinator's copy holds the same metadata (nodes, shards, placements), and each worker's copy
+ * the same shards, under the new name, which is the database Citus connects to on the workers.
+ * @param {string} name
+ * @param {string} template
+ * @param {string} [baseUrl] MAILGATE_CITUS_URL
+ * @returns {Promise<{url: string, workers: string[], drop: () => Promise<void>}>}
+ */
+async function cloneCitusDatabase(name, template, baseUrl = process.env.MAILGATE_CITUS_URL) {
+  const nodes = await nodeUrls(baseUrl, name);
+  const all = [nodes.coordinator, ...nodes.workers];
+  const drop = () => dropEverywhere(name, all);
+  try {
+    for (const url of all) {
+      await onDb(withDb(url, 'postgres'), (k) =>
+        k.raw(`CREATE DATABASE ${name} TEMPLATE ${template}`),
+      );
+    }
+  } catch (err) {
+    await drop();
+    throw err;
+  }
+  return { url: nodes.coordinator, workers: nodes.workers, drop };
+}
+
+/**
  * `describe` for a test file that needs the cluster, else `describe.skip` with the reason
  * printed: skipped anywhere when the Citus source is absent, outside CI when no cluster runs.
  * @param {string} filename the test file (__filename)
@@ -144,7 +212,9 @@ function describeCitus(filename) {
 
 module.exports = {
   citusMissing,
+  cloneCitusDatabase,
   createCitusDatabase,
+  createCitusTemplate,
   createMigratedCitusDatabase,
   describeCitus,
   nodeUrls,

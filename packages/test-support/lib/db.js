@@ -35,11 +35,21 @@ async function createTestDatabase() {
   };
 }
 
-/** createTestDatabase on a Citus cluster: made on every node, then migrated (distributed). */
+/**
+ * createTestDatabase on a Citus cluster: a copy, on every node, of the run's migrated and
+ * distributed template (global-setup.js, citus.js createCitusTemplate).
+ */
 async function createCitusTestDatabase(name) {
-  const { createMigratedCitusDatabase } = require('./citus');
-  const { cluster, knex } = await createMigratedCitusDatabase(name, {
-    baseUrl: process.env.MAILGATE_TEST_CITUS_BASE,
+  const { cloneCitusDatabase } = require('./citus');
+  const cluster = await cloneCitusDatabase(
+    name,
+    process.env.MAILGATE_TEST_CITUS_TEMPLATE,
+    process.env.MAILGATE_TEST_CITUS_BASE,
+  );
+  const knex = Knex({
+    client: 'pg',
+    connection: cluster.url,
+    migrations: { directory: MIGRATIONS_DIR },
   });
   return {
     url: cluster.url,

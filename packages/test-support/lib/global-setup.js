@@ -24,9 +24,14 @@ module.exports = async function globalSetup() {
   }
   const url = new URL(adminUrl);
   if (await onCitus(adminUrl)) {
-    // A Citus coordinator (the CI variant, scripts/citus): a template cannot be cloned across
-    // the nodes, so each file gets a database made on every node and migrated (citus.js).
+    // A Citus coordinator (the CI variant, scripts/citus): the template is made on every node
+    // (migrated and distributed through the coordinator), and each file's database is a copy
+    // of it on every node (citus.js). Named per run: another run may share the cluster.
+    const { createCitusTemplate } = require('./citus');
+    const template = `mgt_citus_tpl_${process.pid}`;
+    globalThis.__MAILGATE_TEST_CITUS_TEMPLATE__ = await createCitusTemplate(template, adminUrl);
     process.env.MAILGATE_TEST_CITUS_BASE = adminUrl;
+    process.env.MAILGATE_TEST_CITUS_TEMPLATE = template;
     process.env.MAILGATE_TEST_ADMIN_URL = withDb(url, 'postgres');
     return;
   }

@@ -37,6 +37,28 @@ function skipOutsideCI(file, reason, part) {
   return reason;
 }
 
+/** Whether this run's test databases are on a Citus coordinator (the Citus variant). */
+function onCitus() {
+  return Boolean(process.env.MAILGATE_TEST_CITUS_BASE);
+}
+
+/**
+ * The one rule for leaving behaviour out of the Citus variant of the suite (jest.citus.config.js,
+ * docs/scaling-out.md): a test of what only a single PostgreSQL has — per-user LIST partitions
+ * and their statistics or indexes, a server the test restarts or signals itself — is skipped on
+ * a Citus coordinator, with its skipNotice line (`single PostgreSQL only: <reason>`); everywhere
+ * else it runs. Nothing else may be skipped there.
+ * @param {string} file the test file (__filename)
+ * @param {string} reason what the test relies on that Citus does not have
+ * @param {string} [part] the test or block, when not the whole file
+ * @returns {boolean} true: skip it (the run's database is a Citus coordinator)
+ */
+function singlePostgresOnly(file, reason, part) {
+  if (!onCitus()) return false;
+  skipNotice(file, `single PostgreSQL only: ${reason}`, part);
+  return true;
+}
+
 /** Why a real Dovecot of @mailgate/dovecot cannot run here (null when it can). */
 function dovecotMissing() {
   if (!require('@mailgate/dovecot').installed()) {
@@ -46,4 +68,11 @@ function dovecotMissing() {
   return null;
 }
 
-module.exports = { skipNotice, skipOutsideCI, dovecotMissing, inCI };
+module.exports = {
+  skipNotice,
+  skipOutsideCI,
+  singlePostgresOnly,
+  onCitus,
+  dovecotMissing,
+  inCI,
+};

@@ -11,7 +11,8 @@
  *   - no import cycle, between packages or between the modules of one (a lazy require counts);
  *   - SQL and knex only in @mailgate/store (ALLOWED_SQL names the few files that hold SQL-like
  *     text for another reason);
- *   - backends constructed only by the service (and legacy's own registry);
+ *   - backends constructed only by the service (and legacy's own registry); an edge holding the
+ *     service never calls its store (`service.store.x()`);
  *   - every package has `exports`; nothing imports another package by a deep path; no lib/
  *     requires test/ or scripts/; every manifest declares exactly what its lib/ and bin/ require.
  * It replaces test/boundaries.test.js, test/edges-boundaries.test.js and
@@ -101,6 +102,8 @@ const SQL_RE =
   /\b(?:SELECT\s+(?!INBOX\b)[\w*(]|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|CREATE\s+(?:TABLE|INDEX|DATABASE)\b|ALTER\s+TABLE\b|DROP\s+(?:TABLE|DATABASE)\b)/;
 const KNEX_RE =
   /\bknex\s*\(|\bknex\.\w|\.raw\s*\(\s*[`'"]|\bknex\.raw\b|\btrx\s*\(|require\(\s*'knex'\s*\)/;
+// `service.store.setFlags(…)`, `this.service.store.x(…)`: a call, not the handle (`.store.knex`).
+const STORE_CALL_RE = /\.store\.\w+\s*\(/;
 const CTOR_RE = /new\s+(?:PgStore|MboxBackend|MaildirBackend|ImapBackend)\s*\(/;
 const REQUIRE_RE = /require(?:\.resolve)?\(\s*['"]([^'"]+)['"]\s*\)/g;
 
@@ -200,6 +203,10 @@ function checkCode(tree) {
         if (SQL_RE.test(f.code)) problems.push(`${f.file}: SQL outside the store`);
         if (KNEX_RE.test(f.code)) problems.push(`${f.file}: knex outside the store`);
       }
+      // An edge holding the service may not call its store: that is the store without a door.
+      const floor = FLOORS[p.dir];
+      if (floor >= EDGE_FLOOR && floor <= 5 && STORE_CALL_RE.test(f.code))
+        problems.push(`${f.file}: calls the store through the service`);
       if (!CTOR_PACKAGES.has(p.dir) && !ALLOWED_CTOR.has(f.file) && CTOR_RE.test(f.code))
         problems.push(`${f.file}: backend constructed outside the service`);
       for (const spec of requiresOf(f.code)) {
@@ -472,7 +479,9 @@ describe('the checks fail on a planted violation', () => {
     ['api', 'const s = new PgStore(db);', 'backend constructed outside the service'],
     ['bench', 'const b = new MboxBackend(dir);', 'backend constructed outside the service'],
     ['bench', "const q = 'SELECT count(*) FROM es_outbox';", 'SQL outside the store'],
-  ])('an edge (%s) that builds a backend or writes SQL', (pkg, code, problem) => {
+    ['bench', 'await service.store.vacuumUser(1);', 'calls the store through the service'],
+    ['cli', 'const u = await service.store.getUser(name);', 'calls the store through the service'],
+  ])('an edge (%s) that builds a backend, writes SQL or calls the store', (pkg, code, problem) => {
     const remove = plant(pkg, code);
     try {
       expect(checkCode(readTree(copy))).toContain(`packages/${pkg}/lib/planted.js: ${problem}`);

@@ -93,8 +93,7 @@ async function startMailgate(o, box) {
     mailbox: 'INBOX',
     progress: false,
   });
-  const u = await service.users.get(user);
-  await service.store.vacuumUser(u.id);
+  await service.vacuumUser(user);
   await service.close();
   const [lmtpPort, imapPort, httpPort] = [await freePort(), await freePort(), await freePort()];
   const cli = path.resolve(__dirname, '..', '..', 'cli', 'bin', 'mailgate.js');

@@ -62,7 +62,6 @@ function mailgateImapServer(ctx) {
   let port = null;
   let user = null;
   let password = null;
-  let mailboxId = null;
   let uids = [];
 
   // The bench's own service: import, restores and vacuum only (never timed).
@@ -124,11 +123,11 @@ function mailgateImapServer(ctx) {
           batchSize: base.batchSize,
           progress: false,
         });
-        mailboxId = (await service.store.getMailbox(user.id, 'INBOX')).id;
-        uids = (await service.store.scanHeaders(user.id, mailboxId)).map((r) => r.uid);
+        const be = await service.openBackend('pg', user);
+        uids = (await be.scan('INBOX', {})).rows.map((r) => r.uid);
       } else {
         // Untimed restore: every message hidden by an expunge comes back with its uid.
-        await service.store.restoreExpunged(user.id, mailboxId, uids);
+        await (await service.openBackend('pg', user)).restoreExpunged('INBOX', uids);
       }
       if (!child) await spawnServer();
       return endpoint();
@@ -136,7 +135,7 @@ function mailgateImapServer(ctx) {
     /** Untimed, after loading: the import's autovacuum done now, not beside timed requests. */
     async settle() {
       await openService();
-      if (user) await service.store.vacuumUser(user.id);
+      if (user) await service.vacuumUser(user.name);
     },
     async stop() {
       await killServer();
@@ -185,8 +184,7 @@ function mailgateImapServer(ctx) {
       await openService();
       const end = Date.now() + timeoutMs;
       for (;;) {
-        const mb = await service.store.getMailbox(user.id, name);
-        if (Number(mb.expunged_pending) === 0) return;
+        if ((await service.awaitingPurge(user, name)) === 0) return;
         if (Date.now() > end) throw new Error(`${name}: purge not done in ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 2));
       }

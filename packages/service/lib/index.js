@@ -304,6 +304,21 @@ class MailService {
   }
 
   /**
+   * How many rows an expunge hid in a mailbox that the background purge has not removed yet
+   * (the mailbox row's count): what a benchmark that times the purge waits on.
+   * @param {string|{id: number}} user a name, or a user this service resolved
+   * @param {string} mailbox
+   * @returns {Promise<number>}
+   */
+  async awaitingPurge(user, mailbox) {
+    const id =
+      typeof user === 'object' && user !== null ? user.id : (await this.store.getUser(user)).id;
+    const mb = await this.store.getMailbox(id, mailbox);
+    if (!mb) throw new errors.MAILBOX_NOT_FOUND(mailbox);
+    return Number(mb.expunged_pending);
+  }
+
+  /**
    * Bytes on disk of every table of the database after a checkpoint (heap with its maps,
    * TOAST, each index; per-user partitions under their own names), of one user's partitions
    * and the shared tables with `user`: the bench's disk figure (store disk-ops.js).

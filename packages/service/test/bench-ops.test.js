@@ -90,6 +90,20 @@ describe('service: the operations the bench needs below it', () => {
     expect(v[0].last_vacuum).not.toBeNull();
   });
 
+  test('awaitingPurge: the rows an expunge hid that no purge has removed yet', async () => {
+    const be = await writer.openBackend('pg', 'bob'); // purge: false, as the bench's own service
+    const [uid] = (await be.scan('INBOX', {})).rows.map((r) => r.uid);
+    expect(await service.awaitingPurge('bob', 'INBOX')).toBe(0);
+    await be.expunge('INBOX', [uid], { force: true });
+    expect(await service.awaitingPurge('bob', 'INBOX')).toBe(1);
+    expect(await service.awaitingPurge({ id: ids.bob, name: 'bob' }, 'INBOX')).toBe(1);
+    await be.restoreExpunged('INBOX', [uid]);
+    expect(await service.awaitingPurge('bob', 'INBOX')).toBe(0);
+    await expect(service.awaitingPurge('bob', 'Nowhere')).rejects.toMatchObject({
+      code: 'MAILBOX_NOT_FOUND',
+    });
+  });
+
   test('dropMirrorIndexes refuses the default prefix, a real installation’s mirror', async () => {
     const s = await createMailService({
       knex: ctx.db.knex,

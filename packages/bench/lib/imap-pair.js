@@ -1,7 +1,8 @@
 'use strict';
 
 /*
- * The set-up the IMAP wire benchmarks (`bench imap-fetch`, `bench imap-idle-latency`) share:
+ * The set-up the IMAP wire benchmarks (`bench imap-fetch`, `bench imap-idle-latency`,
+ * `bench imap-losses`) share, and how the first two pick typical messages:
  * mailgate's IMAP server on the pg store and Dovecot on the same Maildir, both started on one
  * built mailbox, each given the same client sessions, the samples interleaved by the command,
  * everything closed however the run ends; and the per-server summary of the samples. It times
@@ -93,4 +94,43 @@ function writeRun(o) {
   process.stdout.write(text);
 }
 
-module.exports = { withImapPair, rawSession, median, spread, writeRun };
+/**
+ * uid → RFC822.SIZE of every message of the selected mailbox, read untimed (either order of
+ * the two items in the answer).
+ * @param {{command: (c: string) => Promise<{text: () => string}>}} raw a RawImapClient session
+ * @returns {Promise<Array<{uid: number, size: number}>>}
+ */
+async function messageSizes(raw) {
+  const a = await raw.command('UID FETCH 1:* (RFC822.SIZE)');
+  const out = [];
+  for (const m of a.text().matchAll(/UID (\d+) RFC822\.SIZE (\d+)|RFC822\.SIZE (\d+) UID (\d+)/g)) {
+    out.push(m[1] ? { uid: +m[1], size: +m[2] } : { uid: +m[4], size: +m[3] });
+  }
+  return out;
+}
+
+/**
+ * `count` messages spread over the middle half of the messages ordered by size (typical
+ * messages, neither the smallest nor the largest: `bench imap-fetch`, `bench imap-losses`).
+ * @param {Array<{uid: number, size: number}>} list
+ * @param {number} count
+ * @returns {Array<{uid: number, size: number}>}
+ */
+function typicalBySize(list, count) {
+  const bySize = [...list].sort((a, b) => a.size - b.size || a.uid - b.uid);
+  const lo = Math.floor(bySize.length / 4);
+  const span = Math.floor(bySize.length / 2);
+  const out = [];
+  for (let i = 0; i < count; i++) out.push(bySize[lo + Math.floor((i * span) / count)]);
+  return out;
+}
+
+module.exports = {
+  withImapPair,
+  rawSession,
+  median,
+  spread,
+  writeRun,
+  messageSizes,
+  typicalBySize,
+};

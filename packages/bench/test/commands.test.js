@@ -12,7 +12,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { COMMANDS, main } = require('../lib/cli');
-const { spread, median } = require('../lib/imap-pair');
+const { spread, median, messageSizes, typicalBySize } = require('../lib/imap-pair');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const BIN = path.join(__dirname, '..', 'bin', 'mailgate-bench.js');
@@ -116,5 +116,25 @@ describe('bench commands', () => {
       min: 1,
       max: 10,
     });
+  });
+
+  test('typical messages: sizes read from either order of the answer, picked from the middle half by size', async () => {
+    const answer = [
+      '* 1 FETCH (UID 11 RFC822.SIZE 500)',
+      '* 2 FETCH (RFC822.SIZE 100 UID 12)',
+      ...Array.from(
+        { length: 6 },
+        (_, i) => `* ${i + 3} FETCH (UID ${13 + i} RFC822.SIZE ${200 + i})`,
+      ),
+    ].join('\r\n');
+    const raw = { command: async () => ({ text: () => answer }) };
+    const list = await messageSizes(raw);
+    expect(list.slice(0, 2)).toEqual([
+      { uid: 11, size: 500 },
+      { uid: 12, size: 100 },
+    ]);
+    // 8 messages by size: 100, 200..205, 500; the middle half is 201..204.
+    expect(typicalBySize(list, 2).map((m) => m.size)).toEqual([201, 203]);
+    expect(typicalBySize(list, 4).map((m) => m.size)).toEqual([201, 202, 203, 204]);
   });
 });

@@ -42,7 +42,7 @@ const why = skipOutsideCI(__filename, dovecotMissing() || postfixMissing());
 const d = why ? describe.skip : describe;
 
 // MAILGATE_FLEET_ACCOUNTS=all: the same run over all 137 accounts of the corpus (issue 33.5's
-// whole test, 44,755 messages; not in CI for its length: npm run bench:fleet-faults).
+// whole test, 44,755 messages; not in CI for its length: npm run test:fleet-faults).
 const ALL = process.env.MAILGATE_FLEET_ACCOUNTS === 'all';
 // Ranks 21-40 by size of the corpus's 137 accounts: 1,388 messages, several with folders.
 const TWENTY = [

@@ -28,32 +28,19 @@
 const os = require('node:os');
 const path = require('node:path');
 const { buildMailbox, SIZES } = require('../mailboxes');
-const { withImapPair, rawSession, spread, writeRun } = require('../imap-pair');
+const {
+  withImapPair,
+  rawSession,
+  spread,
+  writeRun,
+  messageSizes,
+  typicalBySize,
+} = require('../imap-pair');
 const { option, corpusDir } = require('../command-kit');
 const { sample } = require('../harness');
 const { cpuMs } = require('../deliver-clients');
 
 const COPY = 'LossCopy';
-
-/** uid → RFC822.SIZE of every message, read untimed. */
-async function sizes(raw) {
-  const a = await raw.command('UID FETCH 1:* (RFC822.SIZE)');
-  const out = [];
-  for (const m of a.text().matchAll(/UID (\d+) RFC822\.SIZE (\d+)|RFC822\.SIZE (\d+) UID (\d+)/g)) {
-    out.push(m[1] ? { uid: +m[1], size: +m[2] } : { uid: +m[4], size: +m[3] });
-  }
-  return out;
-}
-
-/** `count` uids spread over the middle half of the messages ordered by size. */
-function typical(list, count) {
-  const bySize = [...list].sort((a, b) => a.size - b.size || a.uid - b.uid);
-  const lo = Math.floor(bySize.length / 4);
-  const span = Math.floor(bySize.length / 2);
-  const out = [];
-  for (let i = 0; i < count; i++) out.push(bySize[lo + Math.floor((i * span) / count)]);
-  return out;
-}
 
 /**
  * A sequence set of ascending numbers, consecutive runs as ranges (`1:3,7`).
@@ -159,7 +146,7 @@ async function main(args) {
   const open = async (ep) => {
     const raw = await rawSession(ep);
     const sel = await raw.command('SELECT INBOX');
-    const picked = typical(await sizes(raw), MESSAGES);
+    const picked = typicalBySize(await messageSizes(raw), MESSAGES);
     for (const m of picked) await raw.command(`UID FETCH ${m.uid} (BODY.PEEK[])`); // warm
     return { raw, picked, total: sel.exists(), close: () => raw.logout() };
   };

@@ -1,14 +1,14 @@
 'use strict';
 
+// Uids queued per mailbox before its purge falls back to a scan (memory bound).
+const MAX_QUEUED_UIDS = 100000;
+
 /**
  * Phase two of expunge, in the background: mailboxes with hidden rows are queued and purged
  * one at a time (store.purgeExpunged deletes in small batches). Failures (e.g. PostgreSQL
  * restarting) keep the mailbox queued and retry later; nothing is lost because the hidden
  * rows stay marked in the database, and pendingPurges() finds them again after a restart.
  */
-// Uids queued per mailbox before its purge falls back to a scan (memory bound).
-const MAX_QUEUED_UIDS = 100000;
-
 class Purger {
   /**
    * @param {object} store PgStore

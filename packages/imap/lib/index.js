@@ -9,7 +9,7 @@
 const { ImapServer, createImapServer, DEFAULTS } = require('./server');
 const { CommandFramer } = require('./protocol/framer');
 const { parseCommand, ParseError } = require('./protocol/parser');
-const { describe } = require('./structure');
+const { describe } = require('@mailgate/mime/structure');
 
 module.exports = {
   ImapServer,

@@ -1,46 +1,18 @@
 'use strict';
 
 /*
- * IMAP metadata of a message, derived from its bytes once and kept (issue 12: "ENVELOPE and
- * BODYSTRUCTURE are derived from the raw bytes once … so a client's first sync of a large
- * mailbox is a narrow read"): the ENVELOPE, BODY and BODYSTRUCTURE values in wire form, and the
- * raw lines of the header fields mail clients put in their message lists. The mail service
- * keeps them beside the message (pg: `getImapMeta`/`putImapMeta`); this module derives them,
- * keeps a bounded in-memory copy (a uid's bytes never change: entries never go stale), and
- * answers the FETCH items they cover. Anything else reads the message.
+ * IMAP metadata served by FETCH: the ENVELOPE, BODY and BODYSTRUCTURE values in wire form, the
+ * raw lines of the header fields mail clients put in their message lists, and RFC822.SIZE.
+ * They are derived once, at import or delivery (@mailgate/mime imap-meta.js, run by the
+ * importer's deriveRow), and kept by the store (`message_imap`); this module reads them through
+ * the service, keeps a bounded in-memory copy (a uid's bytes never change: entries never go
+ * stale), and answers the FETCH items they cover. It never writes: a message without kept
+ * metadata (a database not backfilled yet, a message with NUL bytes) is derived on the spot
+ * from its bytes and held in memory only.
  */
 
-const { serialize } = require('./protocol/writer');
-const { describe } = require('./structure');
-const { parseTree, parseFields } = require('./mime-tree');
-const { toCrlf } = require('./crlf');
+const { FIELDS, deriveMeta, pickFields } = require('@mailgate/mime/imap-meta');
 const { mailboxScope } = require('./cache');
-
-/**
- * Header fields kept as raw lines: what Thunderbird, Apple Mail, mutt, K-9 and Outlook ask for
- * in their list views (BODY.PEEK[HEADER.FIELDS (…)]). A request naming only these is answered
- * from the kept lines; any other name reads the message.
- */
-const FIELDS = new Set([
-  'date',
-  'from',
-  'sender',
-  'reply-to',
-  'to',
-  'cc',
-  'bcc',
-  'subject',
-  'message-id',
-  'in-reply-to',
-  'references',
-  'content-type',
-  'priority',
-  'x-priority',
-  'importance',
-  'newsgroups',
-  'list-id',
-  'list-post',
-]);
 
 /** Bytes of metadata kept in memory over all sessions of this process. */
 const CACHE_BYTES = 64 * 1024 * 1024;
@@ -115,41 +87,31 @@ class MetaCache {
 // Bytes one entry may hold: its texts, plus room for the memos fetch.js keeps on it (the
 // list-view header block, a subset of `fields`, and INTERNALDATE's text).
 const metaSize = (m) =>
-  m.envelope.length + m.body.length + m.bodystructure.length + 2 * m.fields.length + 256;
+  (m.envelope || '').length +
+  (m.body || '').length +
+  (m.bodystructure || '').length +
+  2 * (m.fields || '').length +
+  256;
 
 const cache = new MetaCache(CACHE_BYTES);
-// Kept lines already split into fields, by their text (a list view asks for them again and again).
-const PARSED = new Map();
 const RAW_BATCH = 500;
-const KEEP_BATCH = 2000;
 
-/** A response value as wire text (latin1: one char per byte). */
-function wire(value) {
-  return serialize(value, [])
-    .map((x) => (Buffer.isBuffer(x) ? x.toString('latin1') : x))
-    .join('');
-}
+/** The kept values (besides RFC822.SIZE, always read) each covered item needs. */
+const PART_OF = { ENVELOPE: 'envelope', BODY: 'body', BODYSTRUCTURE: 'bodystructure' };
 
 /**
- * The metadata of a message as served: on its CRLF form (crlf.js), so BODYSTRUCTURE sizes and
- * line counts and RFC822.SIZE (`size`) describe the bytes BODY[] sends.
- * @param {Buffer} raw the stored bytes
- * @returns {{envelope: string, body: string, bodystructure: string, fields: string, size: number}}
+ * The kept values a FETCH's covered items need: a list view reads only the header lines, an
+ * ENVELOPE fetch only the envelopes (half the bytes of a whole row or less).
+ * @param {Array<{name: string}>} items covered items (coveredItem)
+ * @returns {string[]} of envelope, body, bodystructure, fields
  */
-function deriveMeta(raw) {
-  const served = toCrlf(raw);
-  const d = describe(served);
-  const tree = parseTree(served);
-  return {
-    envelope: wire(d.envelope),
-    body: wire(d.body),
-    bodystructure: wire(d.bodystructure),
-    fields: tree.fields
-      .filter((f) => FIELDS.has(f.key))
-      .map((f) => f.line)
-      .join(''),
-    size: served.length,
-  };
+function partsFor(items) {
+  const out = new Set();
+  for (const it of items) {
+    if (PART_OF[it.name]) out.add(PART_OF[it.name]);
+    else if (it.name === 'BODY[]') out.add('fields');
+  }
+  return [...out];
 }
 
 /**
@@ -200,54 +162,50 @@ function headerFieldsItem(meta, it) {
 
 /** headerFields as latin1 text (one char per byte). */
 function headerFieldsText(fields, names) {
-  let parsed = PARSED.get(fields);
-  if (!parsed) {
-    parsed = parseFields(fields);
-    // Strings cannot key a WeakMap: a small bounded map of the last lists parsed.
-    if (PARSED.size >= 50000) PARSED.clear();
-    PARSED.set(fields, parsed);
-  }
-  const lines = parsed.filter((f) => names.has(f.key)).map((f) => f.line);
-  lines.push('\r\n');
-  // CRLF throughout (RFC 3501 2.2: lines end with CRLF): the section is built, not stored
-  // bytes, and its blank line is CRLF; a message stored with LF would give mixed endings.
-  return lines.join('').replace(/\r?\n/g, '\r\n');
+  return pickFields(fields, names);
 }
 
 /**
- * Metadata of the given uids: from memory, then from the service, then derived from the
- * messages (read in batches through getRawMany) and kept through the service for next time.
- * @param {object} be the session's MailBackend (has getImapMeta/putImapMeta)
+ * Metadata of the given uids: from memory, then as kept by the store (one read through the
+ * service, of the values asked for only), and for messages without kept metadata derived from
+ * their bytes (read in batches through getRawMany) and held in memory only: a read never
+ * writes.
+ * @param {object} be the session's MailBackend (has getImapMeta)
  * @param {{name: string, uidvalidity: number, identity?: string|null}} view
  * @param {string} user
  * @param {number[]} uids
- * @param {{logger?: object}} [opts]
+ * @param {string[]} [parts] the values needed (partsFor); default all. `size` always comes.
  * @returns {Promise<Map<number, object>>} uid → metadata (expunged messages are missing)
  */
-async function metaFor(be, view, user, uids, opts = {}) {
+async function metaFor(be, view, user, uids, parts = ALL_PARTS) {
   const out = new Map();
   const prefix = mailboxScope(user, view);
   let missing = [];
   const box = cache.box(prefix);
+  const has = (m) => {
+    for (const k of parts) if (m[k] === undefined) return false;
+    return true;
+  };
   for (const uid of uids) {
     const m = box && box.get(uid);
-    if (m) out.set(uid, m);
+    if (m && has(m)) out.set(uid, m);
     else missing.push(uid);
   }
   if (!missing.length) return out;
-  const stored = await be.getImapMeta(view.name, missing);
+  const stored = await be.getImapMeta(view.name, missing, { parts });
   const still = [];
   for (const uid of missing) {
-    const m = stored.get(uid);
-    if (m) {
+    const got = stored.get(uid);
+    if (got) {
+      // Values read before (other parts) stay: a uid's metadata never changes.
+      const old = cache.get(prefix, uid);
+      const m = old ? { ...old, ...got, hfKey: undefined, hfText: undefined } : got;
       cache.set(prefix, uid, m);
       out.set(uid, m);
     } else still.push(uid);
   }
   missing = still;
-  const fresh = [];
-  // Messages to derive from: RAW_BATCH per getRawMany call (one query on pg), not one getRaw
-  // round trip each — a first sync of 21,282 messages is ~43 queries instead of 21,282.
+  // RAW_BATCH per getRawMany call (one query on pg), not one getRaw round trip each.
   for (let i = 0; i < missing.length; i += RAW_BATCH) {
     const batch = missing.slice(i, i + RAW_BATCH);
     const raws = await be.getRawMany(view.name, batch);
@@ -257,33 +215,17 @@ async function metaFor(be, view, user, uids, opts = {}) {
       const m = deriveMeta(raw);
       cache.set(prefix, uid, m);
       out.set(uid, m);
-      // PostgreSQL text cannot hold NUL: such a message's metadata is derived again next time.
-      if (!hasNul(m)) fresh.push({ uid, ...m });
     });
-  }
-  // One call per FETCH chunk (up to 2,000): the store merges index entries after each.
-  for (let i = 0; i < fresh.length; i += KEEP_BATCH) {
-    try {
-      await be.putImapMeta(view.name, fresh.slice(i, i + KEEP_BATCH));
-    } catch (err) {
-      // Keeping metadata is an optimisation: a failure costs a re-derivation, not the answer.
-      if (opts.logger) opts.logger.warn({ err: err.code || err.message }, 'imap meta not kept');
-      break;
-    }
   }
   return out;
 }
 
-const hasNul = (m) =>
-  m.envelope.includes('\0') ||
-  m.body.includes('\0') ||
-  m.bodystructure.includes('\0') ||
-  m.fields.includes('\0');
+const ALL_PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
 
 module.exports = {
   FIELDS,
-  deriveMeta,
   coveredItem,
+  partsFor,
   headerFields,
   headerFieldsText,
   headerFieldsItem,

@@ -12,7 +12,6 @@ function backendWith(raw) {
   return {
     getImapMeta: async () => new Map(),
     getRawMany: async (_name, uids) => new Map(uids.map((u) => [u, raw])),
-    putImapMeta: async () => {},
   };
 }
 

@@ -10,7 +10,7 @@
 
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
-const { toCrlf, bareLfCount } = require('../lib/crlf');
+const { toCrlf, bareLfCount } = require('@mailgate/mime/crlf');
 
 const PW = 'crlf pw 12';
 const LF = Buffer.from(

@@ -3,7 +3,8 @@
 const { msg } = require('@mailgate/test-support/mail');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
-const { deriveMeta, coveredItem, headerFields, MetaCache, FIELDS } = require('../lib/meta');
+const { deriveMeta } = require('@mailgate/mime/imap-meta');
+const { coveredItem, headerFields, MetaCache, FIELDS } = require('../lib/meta');
 const { parseSection } = require('../lib/commands/fetch');
 
 /*

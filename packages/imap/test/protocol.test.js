@@ -7,7 +7,7 @@ const { createImapServer } = require('../lib');
 const { MemoryService } = require('./memory-service');
 const { RawClient } = require('./raw-client');
 const { loopbackClient } = require('./helpers');
-const { toCrlf } = require('../lib/crlf');
+const { toCrlf } = require('@mailgate/mime/crlf');
 
 const MSG1 = [
   'From: Alice Example <alice@example.com>',

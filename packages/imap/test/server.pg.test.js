@@ -3,7 +3,7 @@
 const { msg } = require('@mailgate/test-support/mail');
 const { startPgServer } = require('./helpers');
 const { RawClient } = require('./raw-client');
-const { toCrlf } = require('../lib/crlf');
+const { toCrlf } = require('@mailgate/mime/crlf');
 
 // Every command through imapflow (and the raw wire where the format matters), on the real
 // store through @mailgate/service.

@@ -1,7 +1,7 @@
 'use strict';
 
 const { runImport } = require('./import');
-const { deriveRow } = require('./derive');
+const { deriveRow, imapMetaOf } = require('./derive');
 const { mailboxForMboxFile } = require('./sources');
 const { exportMbox, exportMh, exportMaildir, checkExportTarget } = require('./export');
 const { verifySource } = require('./verify');
@@ -9,10 +9,12 @@ const { listQuarantine, quarantineRaw } = require('./quarantine');
 const { verifyImap } = require('./imap-verify');
 const { migrateAccount } = require('./migrate');
 const { wantedFolder } = require('./imap-source');
+const { backfillImapMeta } = require('./backfill');
 
 module.exports = {
   runImport,
   deriveRow,
+  imapMetaOf,
   mailboxForMboxFile,
   exportMbox,
   exportMh,
@@ -25,4 +27,5 @@ module.exports = {
   migrateAccount,
   // An accounts file's folder filter (service fleet.js: the upstream survey).
   wantedFolder,
+  backfillImapMeta,
 };

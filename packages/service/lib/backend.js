@@ -53,7 +53,6 @@ const OPERATIONS = Object.freeze([
   // Derived IMAP metadata kept beside a message (ENVELOPE, BODYSTRUCTURE, common header
   // lines): what lets an IMAP server answer a first sync without reading every message.
   'getImapMeta',
-  'putImapMeta',
   // getRawMany with the mailbox's status from the same read: an IMAP FETCH of message bytes
   // checks its selected mailbox and reads the bytes in one round trip.
   'getRawWithStatus',

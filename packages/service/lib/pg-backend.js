@@ -2,7 +2,7 @@
 
 const { errors } = require('@mailgate/core');
 const { splitFlags, byName } = require('@mailgate/store');
-const { deriveRow } = require('@mailgate/importer');
+const { deriveRow, imapMetaOf } = require('@mailgate/importer');
 const { MailBackend, OPERATIONS } = require('./backend');
 const paging = require('./paging');
 
@@ -330,7 +330,7 @@ class PgBackend extends MailBackend {
     const d = deriveRow(buf);
     // A message the parser refuses (binary, no header) is still stored as given: APPEND
     // stores bytes (RFC 3501 6.3.11); its header row is then mostly empty.
-    const row = d.ok ? d.row : emptyRow(buf);
+    const row = d.ok ? d.row : { ...emptyRow(buf), imap: imapMetaOf(buf) };
     const { flags, keywords } = splitFlags(opts.flags || []);
     const internalDate = opts.internalDate ? new Date(opts.internalDate) : undefined;
     const r = await this.store.appendMessage(this.user.id, byName(mailbox), {
@@ -436,22 +436,15 @@ class PgBackend extends MailBackend {
   }
 
   /**
-   * Stored IMAP metadata of the given uids (those that have it).
+   * The IMAP metadata kept for the given uids (derived at import or delivery; those that have it).
    * @param {string} mailbox
    * @param {number[]} uids
-   * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string}>>}
+   * @param {{parts?: string[]}} [opts] the values to read (envelope, body, bodystructure,
+   *   fields; default all); size always
+   * @returns {Promise<Map<number, {envelope?: string, body?: string, bodystructure?: string, fields?: string, size: number}>>}
    */
-  async getImapMeta(mailbox, uids) {
-    return this.store.getImapMeta(this.user.id, byName(mailbox), uids);
-  }
-
-  /**
-   * Keeps IMAP metadata derived from messages' bytes (not a change: no modseq).
-   * @param {string} mailbox
-   * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
-   */
-  async putImapMeta(mailbox, list) {
-    await this.store.putImapMeta(this.user.id, byName(mailbox), list);
+  async getImapMeta(mailbox, uids, opts = {}) {
+    return this.store.getImapMeta(this.user.id, byName(mailbox), uids, opts);
   }
 }
 

@@ -74,6 +74,14 @@ function createTransfer(service) {
      * @returns {Promise<object>} the migration report
      */
     migrateAccount: (opts) => importer.migrateAccount(withStore(opts)),
+
+    /**
+     * Derives and keeps the IMAP metadata of messages stored without it (a database from
+     * before migration 20261129350100_message_imap.js): batched and resumable.
+     * @param {{user?: string, batch?: number}} [opts] one user, or every user
+     * @returns {Promise<{users: number, messages: number, kept: number, skipped: number}>}
+     */
+    backfillImapMeta: (opts = {}) => importer.backfillImapMeta(withStore(opts)),
   };
 }
 

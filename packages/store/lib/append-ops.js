@@ -81,8 +81,9 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes) {
     const mb = await allocate(trx, userId, mailbox, msgs.length);
     const first = Number(mb.first);
     const modseq = Number(mb.highestmodseq);
+    // The row's IMAP metadata goes to message_imap below, not into messages.
     const rows = msgs.map((m, i) => ({
-      ...m.row,
+      ...withoutImap(m.row),
       internal_date: (m.internalDate || new Date()).toISOString(),
       flags: m.flags || [],
       keywords: m.keywords || [],
@@ -126,6 +127,24 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes) {
       .toSQL();
     const parts = [`m AS (${ins.sql} RETURNING uid)`, `s AS (${src.sql})`];
     const bindings = [...ins.bindings, ...src.bindings];
+    // The IMAP metadata the caller derived with the row (deriveRow), kept in the same
+    // statement: a FETCH after the append reads it, never derives or writes it.
+    const imap = msgs.map((m, i) => [m.row.imap, rows[i].uid]).filter(([x]) => x);
+    if (imap.length) {
+      parts.push(`i AS (INSERT INTO message_imap
+          (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
+        SELECT ?, ?, v.u, v.sz, v.e, v.b, v.bs, v.f
+          FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
+               AS v(u, sz, e, b, bs, f))`);
+      bindings.push(
+        userId,
+        mb.id,
+        imap.map(([, uid]) => uid),
+        ...['size', 'envelope', 'body', 'bodystructure', 'fields'].map((k) =>
+          imap.map(([x]) => x[k]),
+        ),
+      );
+    }
     const k = threads.keys;
     if (k.keys.length) {
       // The subject keys of touched old roots are usually there already: one probe each.
@@ -148,6 +167,14 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes) {
     await trx.raw(`WITH ${parts.join(',\n')} SELECT count(*) FROM m`, bindings);
     return rows.map((r) => ({ uid: r.uid, uidvalidity: Number(mb.uidvalidity), modseq }));
   });
+}
+
+/** A derived row without its IMAP metadata (kept in message_imap, not in messages). */
+function withoutImap(row) {
+  if (!('imap' in row)) return row;
+  const rest = { ...row };
+  delete rest.imap;
+  return rest;
 }
 
 /**

@@ -11,6 +11,8 @@
  *      shard group on one worker and every per-user statement (they all carry `user_id = $n`)
  *      is a single-task router query. `users` and `api_tokens` are reference tables (small,
  *      looked up by name or token hash without a user id, copied to every node).
+ *      Tables made by later migrations (message_imap) distribute themselves the same way
+ *      (distributeTable).
  *   2. No per-user LIST partitions (perUserPartitions): thousands of users times 32 shards
  *      would be hundreds of thousands of tables. Each partitioned parent gets one DEFAULT
  *      partition, distributed; the hash shard plays the per-user table's part (a user's rows
@@ -176,6 +178,25 @@ async function distributeSchema(knex) {
 }
 
 /**
+ * Distributes one partitioned user table created after distributeSchema ran (a later
+ * migration's, e.g. message_imap): one DEFAULT partition, distributed by user_id and
+ * co-located with mailboxes, as distributeSchema does for the tables it knows (points 1-2).
+ * Call only on a Citus coordinator (isCitus).
+ * @param {import('knex').Knex} knex a connection (or transaction) on the coordinator
+ * @param {string} name a table partitioned by LIST (user_id), without partitions
+ */
+async function distributeTable(knex, name) {
+  // DDL on shards one after another inside the migration's transaction (as distributeSchema).
+  await knex.raw("SET LOCAL citus.multi_shard_modify_mode = 'sequential'");
+  await knex.raw(
+    `CREATE TABLE ${name}_all PARTITION OF ${name} DEFAULT${PARTITION_OPTIONS[name] || ''}`,
+  );
+  await knex.raw("SELECT create_distributed_table(?, 'user_id', colocate_with => 'mailboxes')", [
+    name,
+  ]);
+}
+
+/**
  * Point 5: the message_chunks triggers per row instead of per statement. On a single PostgreSQL
  * they run once per statement over its transition table (an import batch is one statement,
  * migration 20261125220000_message_chunks.js); on a shard, the trigger's INSERT into the
@@ -250,6 +271,7 @@ module.exports = {
   notifyMailboxes,
   perUserPartitions,
   distributeSchema,
+  distributeTable,
   REFERENCE_TABLES,
   DISTRIBUTED_TABLES,
 };

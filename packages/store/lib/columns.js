@@ -61,4 +61,19 @@ const QUARANTINE_COLUMNS = [
   'content_hash',
 ];
 
-module.exports = { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS };
+/**
+ * Columns of `message_imap` (the IMAP metadata derived at import or delivery, @mailgate/mime
+ * imap-meta.js), in COPY order; the row's `imap` object holds the last five.
+ */
+const IMAP_COLUMNS = [
+  'user_id',
+  'mailbox_id',
+  'uid',
+  'size',
+  'envelope',
+  'body',
+  'bodystructure',
+  'fields',
+];
+
+module.exports = { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS, IMAP_COLUMNS };

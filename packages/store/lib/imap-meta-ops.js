@@ -1,93 +1,118 @@
 'use strict';
 
 /*
- * The IMAP metadata columns of messages (see migrations/20261123151000_imap_meta.js): read in
- * one query for a set of uids, written in one statement for a batch. Writing them is not a
- * change of the message (no modseq, no outbox row): they are derived from bytes that never
- * change, so a reader that saw NULL and one that sees the value agree.
+ * The IMAP metadata of messages (`message_imap`, migrations/20261129350100_message_imap.js):
+ * read for a set of uids in one statement, and the backfill's two steps (the messages without
+ * it, and a batch of it written). Import and append write it with the message itself
+ * (import-ops.js, append-ops.js), COPY/MOVE copy it, purge and mailbox deletion delete it.
+ * Must never: be written by a read (the IMAP server only reads it), or parse a message (the
+ * caller derives, @mailgate/mime imap-meta.js).
  */
 
-const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
+const { inMailbox, mustExist, isName } = require('./mailbox-ref');
+
+/** The kept values besides size (columns of message_imap), each readable alone. */
+const PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
 
 /**
+ * The kept metadata of the given uids. A set that is most of a uid range is read as that
+ * range (one index range scan over rows stored in uid order; a FETCH 1:* of a whole mailbox),
+ * a sparse one by its uids; rows outside the set are dropped here.
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
  * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
  * @param {number[]} uids
- * @returns {Promise<Map<number, {envelope: string, body: string, bodystructure: string, fields: string, size: number}>>}
- *   only the uids whose metadata is stored (metadata kept before imap_size existed is not)
+ * @param {{parts?: string[]}} [opts] the values to read, of envelope, body, bodystructure and
+ *   fields (default all; size always): a list view reads the header lines only
+ * @returns {Promise<Map<number, {envelope?: string, body?: string, bodystructure?: string, fields?: string, size: number}>>}
+ *   only the uids whose metadata is kept
  */
-async function getImapMeta(store, userId, mailbox, uids) {
+async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
+  const parts = (opts.parts || PARTS).filter((p) => PARTS.includes(p));
   const out = new Map();
   if (!uids.length && !isName(mailbox)) return out;
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const u of uids) {
+    if (u < lo) lo = u;
+    if (u > hi) hi = u;
+  }
+  const dense = uids.length > 64 && uids.length * 2 >= hi - lo + 1;
   const { mailbox: mb, rows } = await inMailbox(
     store.knex,
     userId,
     mailbox,
-    `SELECT m.uid, m.imap_envelope, m.imap_body, m.imap_bodystructure, m.imap_fields,
-            m.imap_size
-       FROM messages m
-      WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = ANY(?::bigint[])
-        AND m.imap_envelope IS NOT NULL AND m.imap_size IS NOT NULL AND NOT m.expunged`,
-    [userId, uids],
+    `SELECT i.uid, i.size${parts.map((p) => `, i.${p}`).join('')}
+       FROM message_imap i
+      WHERE i.user_id = ? AND i.mailbox_id = b.id AND ${
+        dense ? 'i.uid BETWEEN ? AND ?' : 'i.uid = ANY(?::bigint[])'
+      }`,
+    dense ? [userId, lo, hi] : [userId, uids],
   );
   mustExist(mailbox, mb);
+  const want = dense ? new Set(uids) : null;
   for (const x of rows) {
-    out.set(Number(x.uid), {
-      envelope: x.imap_envelope,
-      body: x.imap_body,
-      bodystructure: x.imap_bodystructure,
-      fields: x.imap_fields,
-      size: Number(x.imap_size),
-    });
+    const uid = Number(x.uid);
+    if (want && !want.has(uid)) continue;
+    const m = { size: x.size };
+    for (const p of parts) m[p] = x[p];
+    out.set(uid, m);
   }
   return out;
 }
 
 /**
+ * Messages of a user without kept metadata, with their bytes, in (mailbox, uid) order: the
+ * backfill's next batch. Resumable by construction: what a finished batch wrote is not
+ * returned again. Messages whose metadata cannot be kept (NUL bytes) are skipped by passing
+ * the last position seen as `after`.
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
- * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
- * @param {Array<{uid: number, envelope: string, body: string, bodystructure: string, fields: string, size: number}>} list
+ * @param {{limit?: number, after?: {mailboxId: number, uid: number}|null}} [opts]
+ * @returns {Promise<Array<{mailboxId: number, uid: number, raw: Buffer}>>}
  */
-async function putImapMeta(store, userId, mailbox, list) {
-  if (!list.length && !isName(mailbox)) return;
-  const w = mailboxWhere(mailbox);
-  // The mailbox resolved by the update's own statement; `found` tells a missing one.
+async function messagesWithoutImapMeta(store, userId, opts = {}) {
+  const after = opts.after || { mailboxId: 0, uid: 0 };
   const r = await store.knex.raw(
-    `WITH b AS (SELECT b.id FROM mailboxes b WHERE b.user_id = ? AND ${w.sql}),
-          u AS (
-            UPDATE messages m
-               SET imap_envelope = v.envelope, imap_body = v.body,
-                   imap_bodystructure = v.bodystructure, imap_fields = v.fields,
-                   imap_size = v.size
-              FROM b, unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[])
-                   AS v(uid, envelope, body, bodystructure, fields, size)
-             WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = v.uid
-            RETURNING 1)
-     SELECT (SELECT count(*) FROM b)::int AS found, (SELECT count(*) FROM u)::int AS updated`,
-    [
-      userId,
-      w.value,
-      list.map((x) => x.uid),
-      list.map((x) => x.envelope),
-      list.map((x) => x.body),
-      list.map((x) => x.bodystructure),
-      list.map((x) => x.fields),
-      list.map((x) => x.size),
-      userId,
-    ],
+    `SELECT m.mailbox_id, m.uid, s.raw
+       FROM messages m
+       JOIN message_sources s
+         ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
+      WHERE m.user_id = ? AND NOT m.expunged AND (m.mailbox_id, m.uid) > (?, ?)
+        AND NOT EXISTS (SELECT 1 FROM message_imap i
+                         WHERE i.user_id = m.user_id AND i.mailbox_id = m.mailbox_id
+                           AND i.uid = m.uid)
+      ORDER BY m.mailbox_id, m.uid
+      LIMIT ?`,
+    [userId, after.mailboxId, after.uid, opts.limit || 500],
   );
-  if (!r.rows[0].found) {
-    mustExist(mailbox, null);
-    return;
-  }
-  if (!list.length) return;
-  // Rows that grew past their page's free space were updated out of place (not HOT): their
-  // trigram and tsvector entries went to the GIN pending lists, which every substring search
-  // then scans (~190 ms per search on 21k messages after a first sync, until autovacuum).
-  // Merged now, once per batch kept: the first sync pays it, the searches after do not.
-  await store.cleanGinPending(userId);
+  return r.rows.map((x) => ({ mailboxId: Number(x.mailbox_id), uid: Number(x.uid), raw: x.raw }));
 }
 
-module.exports = { getImapMeta, putImapMeta };
+/**
+ * Keeps derived metadata (the backfill's write). A row kept meanwhile (an import or another
+ * backfill) wins: the values are derived from the same bytes.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {Array<{mailboxId: number, uid: number, size: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
+ * @returns {Promise<number>} rows written
+ */
+async function putImapMeta(store, userId, list) {
+  if (!list.length) return 0;
+  const r = await store.knex.raw(
+    `INSERT INTO message_imap (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
+     SELECT ?, v.b, v.u, v.sz, v.e, v.bd, v.bs, v.f
+       FROM unnest(?::int[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
+            AS v(b, u, sz, e, bd, bs, f)
+     ON CONFLICT (user_id, mailbox_id, uid) DO NOTHING`,
+    [
+      userId,
+      list.map((x) => x.mailboxId),
+      list.map((x) => x.uid),
+      ...['size', 'envelope', 'body', 'bodystructure', 'fields'].map((k) => list.map((x) => x[k])),
+    ],
+  );
+  return r.rowCount;
+}
+
+module.exports = { getImapMeta, messagesWithoutImapMeta, putImapMeta };

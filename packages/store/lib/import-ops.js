@@ -6,7 +6,7 @@ const threads = require('./thread-ops');
 const { copyRows } = require('./copy');
 const { headerJson } = require('./header-row');
 const { planKeptUids } = require('./kept-uids');
-const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS } = require('./columns');
+const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS, IMAP_COLUMNS } = require('./columns');
 const { perUserPartitions, notifyMailboxes } = require('./citus');
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
@@ -345,12 +345,13 @@ async function importBatch(store, userId, batch) {
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
  * @param {{messages: Array<object>}} batch
- * @returns {Promise<{msgRows: object[], srcRows: object[], imported: number, duplicates: number, perMailbox: Map<number, number>}>}
+ * @returns {Promise<{msgRows: object[], srcRows: object[], imapRows: object[], imported: number, duplicates: number, perMailbox: Map<number, number>}>}
  */
 async function prepareBatch(store, userId, batch) {
   const plan = {
     msgRows: [],
     srcRows: [],
+    imapRows: [],
     imported: 0,
     duplicates: 0,
     perMailbox: new Map(),
@@ -398,6 +399,10 @@ async function prepareBatch(store, userId, batch) {
         dup_index: it.dup,
       });
       plan.srcRows.push({ ...it.source, user_id: userId, mailbox_id: mailboxId, uid });
+      // The IMAP metadata the parse worker derived (none when it holds NUL: served derived).
+      if (it.row.imap) {
+        plan.imapRows.push({ ...it.row.imap, user_id: userId, mailbox_id: mailboxId, uid });
+      }
     }
     plan.imported += fresh.length;
     plan.perMailbox.set(mailboxId, fresh.length);
@@ -451,6 +456,7 @@ async function commitBatch(store, userId, plan, batch, opts = {}) {
     await copyRows(client, 'messages', MESSAGE_COLUMNS, plan.msgRows);
     lap('copyMs');
     await copyRows(client, 'message_sources', SOURCE_COLUMNS, plan.srcRows);
+    await copyRows(client, 'message_imap', IMAP_COLUMNS, plan.imapRows || []);
     const db = knexLike(client);
     await threads.writeThreadKeys(db, userId, plan.msgRows);
     lap('sourcesMs');

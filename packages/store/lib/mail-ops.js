@@ -622,6 +622,9 @@ async function purgeExpunged(store, userId, mailboxId, opts = {}) {
            DELETE FROM message_sources s USING dm
             WHERE s.user_id = ? AND s.mailbox_id = ? AND s.uid = dm.uid
            RETURNING 1
+         ), di AS (
+           DELETE FROM message_imap i USING dm
+            WHERE i.user_id = ? AND i.mailbox_id = ? AND i.uid = dm.uid
          )
          SELECT (SELECT count(*) FROM dm)::int AS purged, (SELECT count(*) FROM ds)::int AS sources`,
         [
@@ -633,6 +636,9 @@ async function purgeExpunged(store, userId, mailboxId, opts = {}) {
           mailboxId,
           userId,
           mailboxId,
+          userId,
+          mailboxId,
+          // message_imap (di)
           userId,
           mailboxId,
         ],

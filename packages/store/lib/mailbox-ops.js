@@ -20,13 +20,6 @@ const { notifyMailboxes } = require('./citus');
 const MESSAGE_COPY_COLUMNS = MESSAGE_COLUMNS.filter(
   (c) => !['user_id', 'mailbox_id', 'uid', 'modseq', 'dup_index'].includes(c),
 );
-const KEPT_META_COLUMNS = [
-  'imap_envelope',
-  'imap_body',
-  'imap_bodystructure',
-  'imap_fields',
-  'imap_size',
-];
 const SOURCE_COPY_COLUMNS = SOURCE_COLUMNS.filter(
   (c) => !['user_id', 'mailbox_id', 'uid'].includes(c),
 );
@@ -184,6 +177,7 @@ async function deleteMailbox(store, userId, name) {
     // but a key left behind is dead weight in every thread lookup of the user).
     for (const table of [
       'message_sources',
+      'message_imap',
       'messages',
       'expunged_uids',
       'list_snapshots',
@@ -398,8 +392,7 @@ async function copyInTransaction(store, userId, srcId, uids, dstId, opts) {
     const first = Number(dst.first);
     const modseq = Number(dst.highestmodseq);
     const map = found.map((u, i) => [u, first + i]);
-    // The kept IMAP metadata is derived from the bytes alone: copied, not derived again.
-    const copied = [...MESSAGE_COPY_COLUMNS, ...KEPT_META_COLUMNS];
+    const copied = MESSAGE_COPY_COLUMNS;
     const cols = copied.join(', ');
     const mapSql = 'unnest(?::bigint[], ?::bigint[]) AS k(src, dst)';
     const mapArgs = [map.map((p) => p[0]), map.map((p) => p[1])];
@@ -429,6 +422,14 @@ async function copyInTransaction(store, userId, srcId, uids, dstId, opts) {
        SELECT s.user_id, ?, k.dst, ${SOURCE_COPY_COLUMNS.map((c) => `s.${c}`).join(', ')}
          FROM message_sources s JOIN ${mapSql} ON s.uid = k.src
         WHERE s.user_id = ? AND s.mailbox_id = ?`,
+      [dstId, ...mapArgs, userId, srcId],
+    );
+    // The kept IMAP metadata is derived from the bytes alone: copied, not derived again.
+    await trx.raw(
+      `INSERT INTO message_imap (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
+       SELECT i.user_id, ?, k.dst, i.size, i.envelope, i.body, i.bodystructure, i.fields
+         FROM message_imap i JOIN ${mapSql} ON i.uid = k.src
+        WHERE i.user_id = ? AND i.mailbox_id = ?`,
       [dstId, ...mapArgs, userId, srcId],
     );
     const added = map.map((p) => p[1]);

@@ -178,7 +178,7 @@ const CONCERNS = {
     ],
   ],
   // the IMAP server's stored metadata (imap-meta-ops.js)
-  imapMeta: [imapMeta, ['getImapMeta', 'putImapMeta']],
+  imapMeta: [imapMeta, ['getImapMeta', 'messagesWithoutImapMeta', 'putImapMeta']],
   // fleet migration jobs (fleet-ops.js)
   fleet: [
     fleet,

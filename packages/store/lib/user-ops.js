@@ -19,6 +19,7 @@ const PARTITIONED = [
   'message_words',
   'message_chunks',
   'message_sources',
+  'message_imap',
   'quarantine',
 ];
 // Tables keyed by user_id without a cascading foreign key to users.
@@ -215,13 +216,7 @@ async function createPartitions(trx, userId) {
     message_words: ' WITH (toast_tuple_target = 128)',
     message_chunks: ' WITH (toast_tuple_target = 8160)',
   };
-  for (const table of [
-    'messages',
-    'message_words',
-    'message_chunks',
-    'message_sources',
-    'quarantine',
-  ]) {
+  for (const table of PARTITIONED) {
     const opts = options[table] || '';
     await trx.raw(
       `CREATE TABLE ${table}_u${id} PARTITION OF ${table} FOR VALUES IN (${id})${opts}`,

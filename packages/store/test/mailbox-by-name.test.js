@@ -128,7 +128,6 @@ describe('mailboxes by name: resolved in the statement, never stale', () => {
       () => me.sourcesFor(user.id, nope, []),
       () => me.changesSince(user.id, nope, 0),
       () => me.getImapMeta(user.id, nope, [1]),
-      () => me.putImapMeta(user.id, nope, []),
       () => me.setFlags(user.id, nope, { uids: [1], add: ['\\Seen'] }),
       () => me.expunge(user.id, nope, { uids: [1], force: true }),
       () => me.restoreExpunged(user.id, nope, [1]),

@@ -4,7 +4,8 @@ const { errors } = require('@mailgate/core');
 const { openDatabase, EmbeddedPostgres } = require('@mailgate/service');
 
 /*
- * `mailgate db start|stop|status`: the embedded PostgreSQL in MAILGATE_HOME.
+ * `mailgate db start|stop|status`: the embedded PostgreSQL in MAILGATE_HOME; `db backfill-imap`:
+ * the IMAP metadata of mail stored before it was derived at import (service transfer).
  */
 
 /**
@@ -40,6 +41,23 @@ function register(program, ctx) {
       await e.stop();
       ctx.out(o.json, e.status(), () => process.stderr.write('PostgreSQL stopped\n'));
     });
+  db.command('backfill-imap')
+    .description(
+      'derive and keep the IMAP metadata (ENVELOPE, BODYSTRUCTURE, list-view lines) of mail ' +
+        'stored before it was derived at import; resumable',
+    )
+    .option('--user <user>', 'one user (default: every user)')
+    .option('--json', 'print one JSON result object on stdout')
+    .action((o) =>
+      ctx.withService(async (service) => {
+        const r = await service.transfer.backfillImapMeta({ user: o.user });
+        ctx.out(o.json, r, (x) =>
+          process.stderr.write(
+            `${x.kept} messages given IMAP metadata (${x.messages} without it, ${x.skipped} with NUL bytes, ${x.users} users)\n`,
+          ),
+        );
+      }),
+    );
   db.command('status')
     .option('--json', 'print one JSON result object on stdout')
     .action(async (o) => {

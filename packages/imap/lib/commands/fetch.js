@@ -4,9 +4,10 @@
  * FETCH and UID FETCH (RFC 3501 6.4.5, 7.4.2; RFC 7162 CHANGEDSINCE/MODSEQ, VANISHED):
  * parsing of data items and sections, then one FETCH response per message, streamed with the
  * socket's backpressure. Header-row items (UID FLAGS INTERNALDATE RFC822.SIZE MODSEQ) come
- * from one scan; items needing the message (ENVELOPE, BODY*, RFC822*) read the stored bytes,
- * and every BODY[section] is a slice of those exact bytes (mime-tree.js). ENVELOPE and
- * BODYSTRUCTURE are cached per (user, mailbox, uidvalidity, uid): a uid's bytes never change.
+ * from one scan; ENVELOPE, BODY, BODYSTRUCTURE, RFC822.SIZE and list-view header fields come
+ * from the metadata kept at import (meta.js), anything else reads the stored bytes, and every
+ * BODY[section] is a slice of those exact bytes (@mailgate/mime tree.js). Structures derived
+ * here are cached per (user, mailbox, uidvalidity, uid): a uid's bytes never change.
  */
 
 const { atom, literal } = require('../protocol/writer');
@@ -22,11 +23,11 @@ const {
 } = require('../protocol/sequence');
 const { rowsFor, flagsOf, flagResult } = require('../mail-data');
 const { announceKeywords } = require('../keywords');
-const { describe } = require('../structure');
-const { parseTree, nodeAt } = require('../mime-tree');
+const { describe } = require('@mailgate/mime/structure');
+const { parseTree, nodeAt } = require('@mailgate/mime/tree');
 const { StructureCache, mailboxScope } = require('../cache');
-const { coveredItem, headerFields, headerFieldsItem, metaFor } = require('../meta');
-const { toCrlf } = require('../crlf');
+const { coveredItem, partsFor, headerFields, headerFieldsItem, metaFor } = require('../meta');
+const { toCrlf } = require('@mailgate/mime/crlf');
 
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
@@ -246,7 +247,7 @@ async function runFetch(s, args, byUid) {
         v,
         s.user,
         part.map((n) => v.uidAt(n)),
-        { logger: s.log },
+        partsFor(rawItems),
       );
       if (s.closed) return;
       for (let i = 0; i < part.length; i += META_CHUNK) {
@@ -406,27 +407,48 @@ class WireBuffer {
   constructor(size) {
     this.size = size;
     this.buf = Buffer.allocUnsafe(size);
-    this.off = 0;
+    this.used = 0;
+    // Short pieces are joined as a string first (V8 concatenates without copying) and copied
+    // into the buffer PENDING_CHARS at a time: one latin1Write per ~64 KB instead of one per
+    // piece, of which a list view has ~8 per message.
+    this.pending = '';
+  }
+
+  /** Bytes written so far (flushed or pending). */
+  get off() {
+    return this.used + this.pending.length;
   }
 
   /** @param {string} t latin1 text */
   text(t) {
-    if (this.off + t.length > this.buf.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.off + t.length));
-      this.buf.copy(next, 0, 0, this.off);
+    this.pending += t;
+    if (this.pending.length >= PENDING_CHARS) this.flush();
+  }
+
+  /** Copies the pending text into the buffer. */
+  flush() {
+    const t = this.pending;
+    if (!t) return;
+    this.pending = '';
+    if (this.used + t.length > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + t.length));
+      this.buf.copy(next, 0, 0, this.used);
       this.buf = next;
     }
-    this.off += this.buf.latin1Write(t, this.off);
+    this.used += this.buf.latin1Write(t, this.used);
   }
 
   /** The bytes written so far; writing continues in a fresh buffer. */
   take() {
-    const out = this.buf.subarray(0, this.off);
+    this.flush();
+    const out = this.buf.subarray(0, this.used);
     this.buf = Buffer.allocUnsafe(this.size);
-    this.off = 0;
+    this.used = 0;
     return out;
   }
 }
+
+const PENDING_CHARS = 64 * 1024;
 
 /**
  * FLAGS of a header row as wire text: flagsOf joined, without the intermediate arrays.

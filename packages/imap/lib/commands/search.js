@@ -15,9 +15,9 @@ const { bad, no } = require('../errors');
 const { astring, numberArg } = require('../protocol/args');
 const { parseSequenceSet, compileSet } = require('../protocol/sequence');
 const { allRows } = require('../mail-data');
-const { parseTree } = require('../mime-tree');
+const { parseTree } = require('@mailgate/mime/tree');
 const { MONTHS } = require('./fetch');
-const { bareLfCount } = require('../crlf');
+const { bareLfCount } = require('@mailgate/mime/crlf');
 
 const MAX_DEPTH = 64;
 // Keys in one SEARCH, nested ones included (issue 29.4: 1,000-key SEARCHes of one user held

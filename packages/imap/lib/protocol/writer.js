@@ -9,7 +9,7 @@
  * Literal → always a literal; array → parenthesised list; Raw → bytes as given.
  */
 
-const MAX_QUOTED = 1024;
+const { Multi, serializeValue } = require('@mailgate/mime/imap-wire');
 
 /** An atom or preformatted token (flags, `BODY[1]`, keywords). */
 class Atom {
@@ -27,71 +27,28 @@ class Literal {
   }
 }
 
-/**
- * A multipart BODYSTRUCTURE: its leading child bodies are written back to back without spaces
- * (RFC 3501 9: body-type-mpart = 1*body SP media-subtype …).
- */
-class Multi {
-  /** @param {any[]} items child bodies, then subtype and extension data */
-  constructor(items) {
-    this.items = items;
-  }
-}
-
 /** @param {string} v */
 const atom = (v) => new Atom(v);
 /** @param {Buffer|string} v */
 const literal = (v) => new Literal(Buffer.isBuffer(v) ? v : Buffer.from(String(v), 'utf8'));
 
-function quotable(buf) {
-  if (buf.length > MAX_QUOTED) return false;
-  for (let i = 0; i < buf.length; i++) {
-    const c = buf[i];
-    if (c < 0x20 || c > 0x7e) return false;
-  }
+/** The server's own value types, written for @mailgate/mime's serialiser. */
+function serverValue(value, out) {
+  if (value instanceof Atom) out.push(value.value);
+  else if (value instanceof Literal) out.push(`{${value.value.length}}\r\n`, value.value);
+  else return false;
   return true;
 }
 
 /**
- * Appends the serialisation of value to out (an array of Buffers/strings).
+ * Appends the serialisation of value to out (an array of Buffers/strings): the values of
+ * @mailgate/mime imap-wire.js (the same serialiser the kept ENVELOPE and BODYSTRUCTURE were
+ * written with) plus Atom and Literal.
  * @param {any} value
  * @param {Array<string|Buffer>} out
  */
 function serialize(value, out) {
-  if (value === null || value === undefined) {
-    out.push('NIL');
-  } else if (typeof value === 'number' || typeof value === 'bigint') {
-    out.push(String(value));
-  } else if (value instanceof Atom) {
-    out.push(value.value);
-  } else if (value instanceof Literal) {
-    out.push(`{${value.value.length}}\r\n`, value.value);
-  } else if (value instanceof Multi) {
-    out.push('(');
-    let children = true;
-    value.items.forEach((v, i) => {
-      const body = Array.isArray(v) || v instanceof Multi;
-      if (!body) children = false;
-      if (i && !(children && body)) out.push(' ');
-      serialize(v, out);
-    });
-    out.push(')');
-  } else if (Array.isArray(value)) {
-    out.push('(');
-    value.forEach((v, i) => {
-      if (i) out.push(' ');
-      serialize(v, out);
-    });
-    out.push(')');
-  } else {
-    const buf = Buffer.isBuffer(value) ? value : Buffer.from(String(value), 'utf8');
-    if (quotable(buf)) {
-      out.push('"' + buf.toString('latin1').replace(/[\\"]/g, (c) => '\\' + c) + '"');
-    } else {
-      out.push(`{${buf.length}}\r\n`, buf);
-    }
-  }
-  return out;
+  return serializeValue(value, out, serverValue);
 }
 
 /**

@@ -1,21 +1,21 @@
 'use strict';
 
 /*
- * ENVELOPE and BODYSTRUCTURE (RFC 3501 7.4.2) of a message, from its MIME tree (mime-tree.js).
+ * ENVELOPE and BODYSTRUCTURE (RFC 3501 7.4.2) of a message, from its MIME tree (tree.js).
  * Values are raw header bytes (latin1 strings → written back as the same bytes), as RFC 3501
  * asks: no decoding of RFC 2047 words here, clients do that. Pure.
  */
 
-const { parseTree, fieldValue, paramsOf, splitParams, countLines } = require('./mime-tree');
-const { Multi } = require('./protocol/writer');
-const { addressEntries } = require('@mailgate/mime/address-list');
+const { parseTree, fieldValue, paramsOf, splitParams, countLines } = require('./tree');
+const { Multi } = require('./imap-wire');
+const { addressEntries } = require('./address-list');
 
 /**
- * @param {Buffer} raw
- * @returns {{envelope: any[], body: any[], bodystructure: any[]}} response values (writer.js)
+ * @param {Buffer} raw the message as served (CRLF form: crlf.js)
+ * @param {import('./tree').MimeNode} [tree] its tree, when the caller parsed it already
+ * @returns {{envelope: any[], body: any[], bodystructure: any[]}} response values (imap-wire.js)
  */
-function describe(raw) {
-  const tree = parseTree(raw);
+function describe(raw, tree = parseTree(raw)) {
   return {
     envelope: envelopeOf(tree),
     bodystructure: structureOf(raw, tree, true),

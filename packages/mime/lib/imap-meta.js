@@ -1,0 +1,122 @@
+'use strict';
+
+/*
+ * The IMAP metadata of one message, derived from its bytes once, at import or delivery
+ * (@mailgate/importer deriveRow, which the import's parse workers and every append run) and
+ * kept by the store (`message_imap`): the ENVELOPE, BODY and BODYSTRUCTURE values in wire form,
+ * the raw lines of the header fields mail clients put in their message lists, and RFC822.SIZE.
+ * A mail client's first sync is then a narrow read with no parsing (issue 35.3). Everything is
+ * taken on the message as IMAP serves it, with CRLF line ends (crlf.js), so BODYSTRUCTURE's
+ * sizes and line counts and RFC822.SIZE describe the bytes BODY[] sends. Pure.
+ */
+
+const { toCrlf } = require('./crlf');
+const { parseTree } = require('./tree');
+const { describe } = require('./structure');
+const { wireText } = require('./imap-wire');
+
+/**
+ * Header fields kept as raw lines: what Thunderbird, Apple Mail, mutt, K-9 and Outlook ask for
+ * in their list views (BODY.PEEK[HEADER.FIELDS (…)]). A request naming only these is answered
+ * from the kept lines; any other name reads the message.
+ */
+const FIELDS = new Set([
+  'date',
+  'from',
+  'sender',
+  'reply-to',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'message-id',
+  'in-reply-to',
+  'references',
+  'content-type',
+  'priority',
+  'x-priority',
+  'importance',
+  'newsgroups',
+  'list-id',
+  'list-post',
+]);
+
+/**
+ * @typedef {object} ImapMeta
+ * @property {string} envelope ENVELOPE in wire form (latin1: one char per byte)
+ * @property {string} body BODY (non-extensible BODYSTRUCTURE) in wire form
+ * @property {string} bodystructure BODYSTRUCTURE in wire form
+ * @property {string} fields the raw lines (folding kept, CRLF) of the FIELDS the header has
+ * @property {number} size RFC822.SIZE: the length of the CRLF form
+ */
+
+/**
+ * The IMAP metadata of a message.
+ * @param {Buffer} raw the stored bytes
+ * @returns {ImapMeta}
+ */
+function deriveMeta(raw) {
+  const served = toCrlf(raw);
+  // One tree for both: the structure and the kept lines read the same header.
+  const tree = parseTree(served);
+  const d = describe(served, tree);
+  return {
+    envelope: wireText(d.envelope),
+    body: wireText(d.body),
+    bodystructure: wireText(d.bodystructure),
+    fields: tree.fields
+      .filter((f) => FIELDS.has(f.key))
+      .map((f) => f.line)
+      .join(''),
+    size: served.length,
+  };
+}
+
+/**
+ * Whether metadata holds a NUL byte (PostgreSQL text cannot keep it: such a message's
+ * metadata is derived on the spot when it is served).
+ * @param {ImapMeta} m
+ */
+function hasNul(m) {
+  return (
+    m.envelope.includes('\0') ||
+    m.body.includes('\0') ||
+    m.bodystructure.includes('\0') ||
+    m.fields.includes('\0')
+  );
+}
+
+/**
+ * HEADER.FIELDS of the top-level message from kept lines: the lines whose field name is in
+ * `names`, in order, then the blank line (RFC 3501 6.4.5), as latin1 text. One pass with
+ * indexOf over the kept text, no split and no regular expression: a list view asks this of
+ * every message of the mailbox.
+ * @param {string} fields kept lines (CRLF, folding kept)
+ * @param {Set<string>} names lower-cased field names
+ * @returns {string}
+ */
+function pickFields(fields, names) {
+  let out = '';
+  let keep = false;
+  let i = 0;
+  const n = fields.length;
+  while (i < n) {
+    let nl = fields.indexOf('\n', i);
+    if (nl < 0) nl = n - 1;
+    const c = fields.charCodeAt(i);
+    if (c === 0x20 || c === 0x09) {
+      // A folded continuation belongs to the field before it.
+      if (keep) out += fields.slice(i, nl + 1);
+    } else {
+      const colon = fields.indexOf(':', i);
+      keep = colon > i && colon < nl && names.has(fields.slice(i, colon).trim().toLowerCase());
+      if (keep) out += fields.slice(i, nl + 1);
+    }
+    i = nl + 1;
+  }
+  // Kept lines are CRLF already (taken on the served form), so the section is CRLF throughout
+  // (RFC 3501 2.2) without a rewrite.
+  return out + '\r\n';
+}
+
+module.exports = { FIELDS, deriveMeta, hasNul, pickFields };

@@ -4,9 +4,9 @@
  * IMAP metadata in a narrow table of its own (issue 35.3, issue 31.2). Until now it was kept
  * in five `messages` columns (imap_envelope, imap_body, imap_bodystructure, imap_fields,
  * imap_size), written by the IMAP server during its first FETCH of a message (a read that
- * wrote). In the wide `messages` rows (fillfactor 50, toast_tuple_target 512) those values went
- * out of line: a cold list view of the large Enron mailbox (21,282 messages) read them through
- * 21,282 index probes plus TOAST detours, 1.0-1.2 s. Now they are derived once at import or
+ * wrote). In the wide `messages` rows (fillfactor 50, toast_tuple_target 512: values of a long
+ * row may go to TOAST) a cold list view of the large Enron mailbox (21,282 messages) read them
+ * through 21,282 index probes of a 28 MB heap, 1.0-1.2 s. Now they are derived once at import or
  * delivery (@mailgate/importer deriveRow → @mailgate/mime imap-meta.js) and kept here, one
  * narrow row per message, inline (no TOAST) and in uid order, so a mailbox's metadata is one
  * short range read.
@@ -41,8 +41,9 @@ exports.up = async function up(knex) {
       fields text NOT NULL,
       PRIMARY KEY (user_id, mailbox_id, uid)
     ) PARTITION BY LIST (user_id)`);
-  // Inline and uncompressed: the values are short (~1 KB a message) and read whole, every one
-  // of a mailbox at once; out of line they cost a TOAST probe each.
+  // Inline (MAIN: compressed in place when a row passes ~2 KB, moved out only as a last
+  // resort): the values are short (~1.3 KB a message) and read whole, a mailbox at a time; out
+  // of line they would cost a TOAST probe each.
   for (const col of ['envelope', 'body', 'bodystructure', 'fields']) {
     await knex.raw(`ALTER TABLE message_imap ALTER COLUMN ${col} SET STORAGE MAIN`);
   }

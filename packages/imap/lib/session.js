@@ -370,6 +370,8 @@ class Session {
    */
   async backpressure() {
     if (this.closed) return false;
+    // Output held for the tagged response (holdOutput) would never drain while corked.
+    this.releaseOutput();
     let timer;
     const drained = await Promise.race([
       this.drain().then(() => true),
@@ -391,6 +393,7 @@ class Session {
 
   /** Waits while the socket's write buffer is full (large FETCH answers). */
   async drain() {
+    this.releaseOutput(); // held output must be flushed to ever drain
     if (this.closed || !this.socket.writableNeedDrain) return;
     await new Promise((resolve) => {
       const done = () => {

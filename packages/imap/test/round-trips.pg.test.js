@@ -185,3 +185,36 @@ test('EXPUNGE removes the \\Deleted messages by uid, and the purge after it find
     c.close();
   }
 });
+
+test('a large FETCH answer is flushed, not held, when another session left updates to send', async () => {
+  // Its own server: a short stall timeout, so output that could never drain fails fast.
+  const t = await startPgServer({
+    users: { bea: 'bea pw 123' },
+    limits: { outputStallTimeout: 3000 },
+  });
+  const c = await RawClient.connect(t.port);
+  try {
+    const be = await t.service.openBackend('pg', 'bea');
+    await be.createMailbox('INBOX');
+    const line = 'x'.repeat(998) + '\n';
+    const big = msg({ subject: 'big', body: line.repeat(400) }); // ~400 KB
+    await be.append('INBOX', big, {});
+    for (let i = 0; i < 300; i++) await be.append('INBOX', msg({ subject: `s ${i}` }), {});
+    await c.cmd('a', 'LOGIN bea "bea pw 123"');
+    await c.cmd('b', 'SELECT INBOX');
+    // 300 flag changes by another session: the sync after the FETCH has ~256 KiB less room.
+    await be.setFlags(
+      'INBOX',
+      Array.from({ length: 300 }, (_, i) => i + 2),
+      ['\\Flagged'],
+      [],
+    );
+    const a = await c.cmd('c', 'UID FETCH 1 (BODY.PEEK[])');
+    expect(a).toMatch(/^\* 1 FETCH \(UID 1 BODY\[\] \{\d+\}\r\n/m);
+    expect(a).toMatch(/^c OK UID FETCH completed\r\n$/m);
+    expect(await c.cmd('d', 'NOOP')).toMatch(/^d OK /m);
+  } finally {
+    c.close();
+    await t.close();
+  }
+});

@@ -36,6 +36,9 @@ const META_READ = 25000;
 // Bytes of FETCH responses per socket write on the kept-metadata path.
 const WRITE_BYTES = 256 * 1024;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
+// A last batch of at most this many bytes waits in the corked socket for the tagged OK (one
+// write for a FETCH of a message or a few); a larger one is flushed and drained first.
+const HOLD_BYTES = 64 * 1024;
 const cache = new StructureCache(20000);
 
 const MACROS = {
@@ -295,8 +298,8 @@ async function runFetch(s, args, byUid) {
       const wire = raw && toCrlf(raw);
       s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), wire)]);
     }
-    if (i + RAW_BATCH >= targets.length) {
-      // The last batch leaves with the tagged OK, in one write (session holdOutput).
+    if (i + RAW_BATCH >= targets.length && s.socket.writableLength <= HOLD_BYTES) {
+      // A short last batch leaves with the tagged OK, in one write (session holdOutput).
       s.holdOutput();
       return;
     }

@@ -31,13 +31,17 @@ const SPECIAL_USE_NAMES = {
 };
 
 /**
- * Mailbox name for an upstream folder: INBOX, the special-use name, else the folder path
- * with the server's hierarchy delimiter made `/`.
- * @param {{path: string, delimiter: string|null, specialUse?: string}} box
+ * Mailbox name for an upstream folder: INBOX, the special-use name the server declared, else
+ * the folder path with the server's hierarchy delimiter made `/`. A special use imapflow only
+ * guessed from the name (`specialUseSource: 'name'`, a server without SPECIAL-USE) renames
+ * nothing: a user's own folder `archives` stays `archives` (it became `Archive`, so after a
+ * migration's cutover the client saw its folder gone and another one in its place).
+ * @param {{path: string, delimiter: string|null, specialUse?: string, specialUseSource?: string}} box
  */
 function mailboxForFolder(box) {
   if (box.path.toUpperCase() === 'INBOX') return 'INBOX';
-  if (box.specialUse && SPECIAL_USE_NAMES[box.specialUse]) return SPECIAL_USE_NAMES[box.specialUse];
+  const declared = box.specialUse && box.specialUseSource !== 'name';
+  if (declared && SPECIAL_USE_NAMES[box.specialUse]) return SPECIAL_USE_NAMES[box.specialUse];
   return box.delimiter && box.delimiter !== '/'
     ? box.path.split(box.delimiter).join('/')
     : box.path;

@@ -22,7 +22,9 @@
  * insert that passes the limit while a merge runs skips its own. Merging later rather than
  * sooner matters: a merge costs per distinct key, so merging every index after each 256 KiB
  * of mail cost ~2 ms more PostgreSQL CPU per delivery (three interleaved runs) than the
- * inserts' own merges at the limit did.
+ * inserts' own merges at the limit did. These thresholds still cost CPU (bench A/B,
+ * docs/benchmarks.md: +0.6 ms per generated message, +2.1 ms per corpus message, where the
+ * inserts had merged only the text pieces' index): the price of the tail.
  *
  * One process's view: several processes (serve, lmtp, `mailgate deliver`) each count what they
  * wrote, and mail unlike Enron's fills lists at other rates; when a list passes the limit

@@ -10,6 +10,10 @@
  */
 
 const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { buildMailbox, SIZES } = require('./mailboxes');
+const { option, corpusDir } = require('./command-kit');
 const { RawImapClient } = require('./raw-imap');
 const { dovecotServer } = require('./dovecot-server');
 const { mailgateImapServer } = require('./mailgate-imap-server');
@@ -95,6 +99,22 @@ function writeRun(o) {
 }
 
 /**
+ * The mailbox both servers start on: `SIZES[size]` messages of the shared corpus, built (once,
+ * then kept) under --work (default <tmp>/mailgate-bench).
+ * @param {string[]} args the command's arguments (--work)
+ * @param {string} size small, medium or large
+ * @param {{log?: boolean}} [o] log: the builder's progress on stderr
+ * @returns {{work: string, box: object}}
+ */
+function pairMailbox(args, size, o = {}) {
+  const work = path.resolve(option(args, '--work', path.join(os.tmpdir(), 'mailgate-bench')));
+  const corpus = corpusDir();
+  if (!corpus) throw new Error('the shared corpus is needed (../shared/corpus)');
+  const log = o.log ? { log: (s) => process.stderr.write(s + '\n') } : {};
+  return { work, box: buildMailbox({ corpus, work, name: size, count: SIZES[size], ...log }) };
+}
+
+/**
  * uid → RFC822.SIZE of every message of the selected mailbox, read untimed (either order of
  * the two items in the answer).
  * @param {{command: (c: string) => Promise<{text: () => string}>}} raw a RawImapClient session
@@ -131,6 +151,7 @@ module.exports = {
   median,
   spread,
   writeRun,
+  pairMailbox,
   messageSizes,
   typicalBySize,
 };

@@ -27,10 +27,14 @@ function jsFiles(dir, out = []) {
   return out;
 }
 
+// Comments say why and may quote a require (`require('<spec>')`): only code counts.
+const stripComments = (src) =>
+  src.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+
 /** The unresolvable requires of one file's source, as "file: name". */
 function unresolved(file, source) {
   const bad = [];
-  for (const m of source.matchAll(REQUIRE)) {
+  for (const m of stripComments(source).matchAll(REQUIRE)) {
     const name = m[2];
     const bare = name.replace(/^node:/, '');
     if (name.startsWith('node:') || builtinModules.includes(bare)) continue;

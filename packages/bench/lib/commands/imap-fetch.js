@@ -15,19 +15,18 @@
  * Also: `--item 'BODY.PEEK[]'` to time another fetch item list.
  */
 
-const os = require('node:os');
-const path = require('node:path');
-const { buildMailbox, SIZES } = require('../mailboxes');
+const { SIZES } = require('../mailboxes');
 const {
   withImapPair,
   rawSession,
   median,
   spread,
   writeRun,
+  pairMailbox,
   messageSizes,
   typicalBySize,
 } = require('../imap-pair');
-const { option, corpusDir } = require('../command-kit');
+const { option } = require('../command-kit');
 
 /**
  * `bench imap-fetch`: see the file comment.
@@ -38,16 +37,7 @@ async function main(args) {
   const ROUNDS = Number(option(args, '--rounds', 50));
   const MESSAGES = Number(option(args, '--messages', 20));
   const ITEM = option(args, '--item', 'BODY.PEEK[]');
-  const WORK = path.resolve(option(args, '--work', path.join(os.tmpdir(), 'mailgate-bench')));
-  const corpus = corpusDir();
-  if (!corpus) throw new Error('the shared corpus is needed (../shared/corpus)');
-  const box = buildMailbox({
-    corpus,
-    work: WORK,
-    name: SIZE,
-    count: SIZES[SIZE],
-    log: (s) => process.stderr.write(s + '\n'),
-  });
+  const { work: WORK, box } = pairMailbox(args, SIZE, { log: true });
   const open = async (ep) => {
     const raw = await rawSession(ep);
     await raw.command('SELECT INBOX');

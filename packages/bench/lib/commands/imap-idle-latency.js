@@ -12,12 +12,9 @@
  *   npm run bench:imap-idle-latency -- [--size small] [--samples 30] [--work DIR] [--out FILE]
  */
 
-const os = require('node:os');
 const net = require('node:net');
-const path = require('node:path');
-const { buildMailbox, SIZES } = require('../mailboxes');
-const { withImapPair, rawSession, spread, writeRun } = require('../imap-pair');
-const { option, corpusDir } = require('../command-kit');
+const { withImapPair, rawSession, spread, writeRun, pairMailbox } = require('../imap-pair');
+const { option } = require('../command-kit');
 
 const TIMEOUT_MS = 30000;
 
@@ -112,10 +109,7 @@ function message(n) {
 async function main(args) {
   const SIZE = option(args, '--size', 'small');
   const SAMPLES = Number(option(args, '--samples', 30));
-  const WORK = path.resolve(option(args, '--work', path.join(os.tmpdir(), 'mailgate-bench')));
-  const corpus = corpusDir();
-  if (!corpus) throw new Error('the shared corpus is needed (../shared/corpus)');
-  const box = buildMailbox({ corpus, work: WORK, name: SIZE, count: SIZES[SIZE] });
+  const { work: WORK, box } = pairMailbox(args, SIZE);
   const open = async (ep) => {
     const idler = new Idler(ep);
     await idler.open();

@@ -25,18 +25,17 @@
  *        [--work DIR] [--out FILE]
  */
 
-const os = require('node:os');
-const path = require('node:path');
-const { buildMailbox, SIZES } = require('../mailboxes');
+const { SIZES } = require('../mailboxes');
 const {
   withImapPair,
   rawSession,
   spread,
   writeRun,
+  pairMailbox,
   messageSizes,
   typicalBySize,
 } = require('../imap-pair');
-const { option, corpusDir } = require('../command-kit');
+const { option } = require('../command-kit');
 const { sample } = require('../harness');
 const { cpuMs } = require('../deliver-clients');
 
@@ -131,16 +130,7 @@ async function main(args) {
   const ROUNDS = Number(option(args, '--rounds', 20));
   const MESSAGES = Number(option(args, '--messages', 20));
   const SAMPLES = Number(option(args, '--samples', 3));
-  const WORK = path.resolve(option(args, '--work', path.join(os.tmpdir(), 'mailgate-bench')));
-  const corpus = corpusDir();
-  if (!corpus) throw new Error('the shared corpus is needed (../shared/corpus)');
-  const box = buildMailbox({
-    corpus,
-    work: WORK,
-    name: SIZE,
-    count: SIZES[SIZE],
-    log: (s) => process.stderr.write(s + '\n'),
-  });
+  const { work: WORK, box } = pairMailbox(args, SIZE, { log: true });
   const log = (s) => process.stderr.write(`imap-losses: ${s}\n`);
   const results = [];
   const open = async (ep) => {

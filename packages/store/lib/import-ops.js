@@ -117,6 +117,14 @@ async function raiseKeptUidNext(
   uidNext,
   highestModseq = null,
 ) {
+  // An empty source folder gives no batch to adopt its UIDVALIDITY (kept-uids.js): a mailbox
+  // that never allocated a uid (no client can have seen a message of it) takes it here, so a
+  // client that knew the empty folder upstream sees no UIDVALIDITY change after a migration.
+  await store.knex.raw(
+    `UPDATE mailboxes SET uidvalidity = ?
+      WHERE id = ? AND user_id = ? AND uidnext = 1 AND uidvalidity <> ?`,
+    [uidValidity, mailboxId, userId, uidValidity],
+  );
   const r = await store.knex.raw(
     `UPDATE mailboxes SET uidnext = GREATEST(uidnext, ?),
             highestmodseq = GREATEST(highestmodseq, COALESCE(?::bigint, 0))

@@ -127,6 +127,10 @@ const defs = {
   // permanent refusal (deliver exit 67 for 5.1.x, 69 otherwise; LMTP passes its reply on).
   UPSTREAM_DELIVERY_FAILED: ['Upstream delivery server %s: %s; the sender should retry', 503],
   UPSTREAM_DELIVERY_REFUSED: ['Upstream delivery server %s refused the message: %s', 502],
+  // Relays in flight each hold a pooled connection (the user's delivery gate) while the old
+  // server answers; past MAILGATE_RELAY_CONCURRENCY per process a relay is refused at once
+  // (transient: LMTP 451 4.3.2, deliver exit 75) so a stalling old server cannot take the pool.
+  RELAY_BUSY: ['Too many relays in flight (at most %s); the sender should retry', 503],
   // A relay target (`lmtp://host:port` or `smtp://host:port`) that is not one.
   RELAY_INVALID: ['Invalid relay target %s: use lmtp://host:port or smtp://host:port', 400],
   // A whole-server migration (`mailgate migrate --accounts FILE`, issue 33).

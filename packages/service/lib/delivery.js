@@ -38,9 +38,10 @@ const DELIMITER = '+';
  * `migrating` (the user's route is `proxy`: temporary until the cutover), `toobig`
  * (permanent), `dataerr` (permanent: bad address or bytes), `tempfail` (anything transient:
  * database down, lock timeout, an unexpected fault; the sender keeps the mail and retries),
- * `relayfail` (a proxied user's upstream delivery server gave no answer: transient).
+ * `relayfail` (a proxied user's upstream delivery server gave no answer: transient), `busy`
+ * (every relay slot of this process is taken: transient).
  * @param {unknown} err an error thrown by resolve or deliver
- * @returns {'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'|'relayfail'}
+ * @returns {'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'|'relayfail'|'busy'}
  */
 function outcomeOf(err) {
   if (!isCoded(err)) return 'tempfail';
@@ -55,6 +56,8 @@ function outcomeOf(err) {
       return 'dataerr';
     case 'UPSTREAM_DELIVERY_FAILED':
       return 'relayfail';
+    case 'RELAY_BUSY':
+      return 'busy';
     default:
       return 'tempfail';
   }
@@ -118,6 +121,9 @@ function withDeliveryHeaders(raw, env) {
  */
 function createDelivery(service) {
   let table = null;
+  // Relays holding a delivery gate (one pooled connection each) at once in this process.
+  let relaying = 0;
+  let relayLimit = null;
   const addressTable = () => (table ??= loadAddressMap(service.env || {}));
   const hostname = os.hostname();
 
@@ -209,12 +215,22 @@ function createDelivery(service) {
         const relayed = await relayMessage(
           rcpt.relay,
           { sender: opts.sender || '', recipient: rcpt.address, raw, name: hostname },
-          (send) =>
-            service.store.withDeliveryGate(rcpt.user.id, async (u) => {
-              if (u.route !== 'proxy') return null; // cut over since RCPT: stored here below
-              if (u.hold) throw new errors.MAILBOX_MIGRATING(rcpt.user.name);
-              return send();
-            }),
+          async (send) => {
+            // No queue: a slot is free now or the MTA retries later (it keeps the message), so
+            // an old server that stalls takes at most `relayLimit` connections of the pool.
+            relayLimit ??= relayConcurrency(service);
+            if (relaying >= relayLimit) throw new errors.RELAY_BUSY(relayLimit);
+            relaying++;
+            try {
+              return await service.store.withDeliveryGate(rcpt.user.id, async (u) => {
+                if (u.route !== 'proxy') return null; // cut over since RCPT: stored here below
+                if (u.hold) throw new errors.MAILBOX_MIGRATING(rcpt.user.name);
+                return send();
+              });
+            } finally {
+              relaying--;
+            }
+          },
         );
         if (relayed) return { relayed, upstream: relayTargetText(rcpt.relay) };
       }
@@ -242,6 +258,28 @@ function createDelivery(service) {
       }
     },
   };
+}
+
+/**
+ * How many relays may hold a delivery gate at once in this process: MAILGATE_RELAY_CONCURRENCY,
+ * by default a quarter of the store's pool (at least 1), so IMAP, the API and local deliveries
+ * keep the rest whatever the old servers do.
+ * @param {import('./index').MailService} service
+ * @returns {number} CONFIG_INVALID for a value that is not a positive integer
+ */
+function relayConcurrency(service) {
+  const text = (service.env || {}).MAILGATE_RELAY_CONCURRENCY;
+  if (text !== undefined && text !== '') {
+    if (!/^[1-9]\d{0,3}$/.test(String(text).trim())) {
+      throw new errors.CONFIG_INVALID('MAILGATE_RELAY_CONCURRENCY must be a positive integer');
+    }
+    return Number(String(text).trim());
+  }
+  const client = service.store && service.store.knex && service.store.knex.client;
+  // The live pool's size when it exists (the configured one otherwise; db.js's default 8).
+  const pool = client && (client.pool || (client.config && client.config.pool));
+  const max = (pool && pool.max) || 8;
+  return Math.max(1, Math.floor(max / 4));
 }
 
 /**

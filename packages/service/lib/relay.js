@@ -16,7 +16,9 @@ const { errors } = require('@mailgate/core');
 
 // Waits for the upstream: connecting and its greeting are short (an MTA's own LMTP client
 // gives up on a connect after 30 s); the message itself may take a while on a loaded server,
-// but it runs under the user's delivery gate (one pooled connection), so not for ever.
+// but it runs under the user's delivery gate (one pooled connection), so not for ever. Not
+// shorter: giving up on an old server that stored the message but answers late makes the
+// MTA's retry a duplicate there; delivery.js bounds how many relays hold a connection instead.
 const CONNECT_MS = 30 * 1000;
 const SOCKET_MS = 2 * 60 * 1000;
 

@@ -24,6 +24,7 @@ const EXIT_OF = {
   migrating: EX.TEMPFAIL,
   tempfail: EX.TEMPFAIL,
   relayfail: EX.TEMPFAIL,
+  busy: EX.TEMPFAIL,
 };
 
 /**

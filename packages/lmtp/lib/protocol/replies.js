@@ -28,7 +28,7 @@ function reply(code, enhanced, text) {
 /**
  * The reply for a recipient after DATA (or at RCPT) by delivery outcome (@mailgate/service
  * deliveryOutcome): 250 only for `stored`, which the caller says after the commit.
- * @param {'stored'|'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'|'relayfail'} outcome
+ * @param {'stored'|'nouser'|'migrating'|'toobig'|'dataerr'|'tempfail'|'relayfail'|'busy'} outcome
  * @param {string} address the recipient
  * @returns {string}
  */
@@ -50,6 +50,9 @@ function outcomeReply(outcome, address) {
     case 'relayfail':
       // RFC 3463 X.4.1 "no answer from host": the proxied user's old server did not answer.
       return reply(451, '4.4.1', `${a} Upstream server not answering; try again later`);
+    case 'busy':
+      // RFC 3463 X.3.2 "system not accepting network messages": every relay slot is taken.
+      return reply(451, '4.3.2', `${a} Too many relays in flight; try again later`);
     default:
       return reply(451, '4.3.0', `${a} Temporary failure; try again later`);
   }

@@ -128,5 +128,6 @@ describe('replies', () => {
     expect(outcomeReply('migrating', 'a@x')).toMatch(/^451 4\.2\.1 /);
     expect(outcomeReply('tempfail', 'a@x')).toMatch(/^451 4\.3\.0 /);
     expect(outcomeReply('toobig', 'a@x')).toMatch(/^552 5\.3\.4 /);
+    expect(outcomeReply('busy', 'a@x')).toMatch(/^451 4\.3\.2 <a@x> Too many relays/);
   });
 });

@@ -275,11 +275,10 @@ function relayConcurrency(service) {
     }
     return Number(String(text).trim());
   }
-  const client = service.store && service.store.knex && service.store.knex.client;
-  // The live pool's size when it exists (the configured one otherwise; db.js's default 8).
-  const pool = client && (client.pool || (client.config && client.config.pool));
-  const max = (pool && pool.max) || 8;
-  return Math.max(1, Math.floor(max / 4));
+  // The live pool's size, asked of the store (which owns the connection); db.js's default 8
+  // when the store has no pool yet.
+  const size = service.store && service.store.poolStats ? service.store.poolStats().size : 0;
+  return Math.max(1, Math.floor((size || 8) / 4));
 }
 
 /**

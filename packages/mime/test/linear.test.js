@@ -5,8 +5,10 @@ const { parseMessage, htmlToText, parseAddressList } = require('../lib');
 // Issue 15.2: cost linear in the input. Each case took seconds (quadratic paths in address
 // parsing, tag stripping, date and media-type checks) before. Checked by how the cost grows,
 // not by a time limit (issue 30.5: a budget fails on a busy machine): the same input at n and
-// at 4n, in CPU time of this process (what other processes run does not count), the best of
-// three. Linear work grows 4×, quadratic 16×; the bar, 8×, lies between the two.
+// at 16n, in CPU time of this process (what other processes run does not count), the best of
+// three. Linear work grows 16×, quadratic 256×; the bar, 64×, lies a factor of 4 from each.
+// (It was n and 4n with a bar of 8×: a factor of 2 from linear, and CI once measured 8.7× for
+// linear code — GC and JIT noise, not a quadratic path.)
 const ew = (i) => `=?utf-8?B?${Buffer.from('Jöhn Dœ ' + i).toString('base64')}?=`;
 const lines = (n, f) => Array.from({ length: n }, (_, i) => f(i));
 
@@ -22,10 +24,10 @@ function cpuMs(fn) {
   return { r, ms: best };
 }
 
-/** How much the cost of fn(size) grows from n to 4n; check(result) holds for both. */
+/** How much the cost of fn(size) grows from n to 16n; check(result) holds for both. */
 function growth(fn, n, check) {
   const small = cpuMs(() => fn(n));
-  const big = cpuMs(() => fn(4 * n));
+  const big = cpuMs(() => fn(16 * n));
   check(small.r);
   check(big.r);
   // A floor of 1 ms: below it the ratio of two tiny costs says nothing.
@@ -60,7 +62,7 @@ test.each([
     n / 4,
     (r) => expect(r.subject).toBe('s'),
   );
-  expect(ratio).toBeLessThan(8);
+  expect(ratio).toBeLessThan(64);
 });
 
 test('the 3,000 folded addresses are all found', () => {
@@ -80,7 +82,7 @@ test('html to text is linear on tag floods without ">"', () => {
       n / 4,
       (r) => expect(r.startsWith('hi')).toBe(true),
     );
-    expect(ratio).toBeLessThan(8);
+    expect(ratio).toBeLessThan(64);
   }
   expect(htmlToText('<p>a<br>b</p><script>x<y</script>c &amp; d<!-- e -->')).toBe('a\nb\nc & d');
 });

@@ -7,7 +7,7 @@
 #   bash scripts/citus/citus.sh build    # apt build deps, build once (cached), make install
 #   bash scripts/citus/citus.sh start    # build if needed, initdb + start 3 nodes, print DATABASE_URL
 #   bash scripts/citus/citus.sh url      # print DATABASE_URL of the coordinator
-#   bash scripts/citus/citus.sh status   # exit 0 when all nodes answer, 3 when not running
+#   bash scripts/citus/citus.sh status   # say what runs; exit 0 when all nodes answer, 3 when not
 #   bash scripts/citus/citus.sh stop     # stop the nodes (data kept)
 #   bash scripts/citus/citus.sh add-node # start a third worker (port base+3), not yet added
 #   bash scripts/citus/citus.sh create-db NAME [1|2|plain]  # a database of its own, print URL
@@ -32,6 +32,26 @@ BUILD_DEPS=(postgresql-15 postgresql-server-dev-15 libcurl4-openssl-dev liblz4-d
   libkrb5-dev libselinux1-dev libxslt1-dev libpam0g-dev autoconf flex bison zstd make gcc)
 
 log() { echo "citus.sh: $*" >&2; }
+
+# How to start this cluster, with the variables that point the script at it when they are not
+# the defaults (a test's or a benchmark's own cluster).
+start_hint() {
+  local env=''
+  [ "$DATA" != "$CITUS_CACHE/cluster" ] && env+="CITUS_DATA=$DATA "
+  [ "$CITUS_PORT" != 9700 ] && env+="CITUS_PORT=$CITUS_PORT "
+  echo "start it with: ${env}bash scripts/citus/citus.sh start"
+}
+
+# Commands that need the running cluster stop here with what is down (exit 3, as status).
+require_running() {
+  local n
+  for n in "$@"; do
+    running "$n" || {
+      log "node$n (127.0.0.1:$(node_port "$n")) is not running; $(start_hint)"
+      exit 3
+    }
+  done
+}
 
 SUDO=''
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO='sudo'; fi
@@ -178,12 +198,15 @@ create_db() {
   local name="$1" workers="${2:-2}" n
   [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || { log "create-db: bad database name '$name'"; exit 64; }
   if [ "$workers" = plain ]; then
+    require_running 0
     if ! psql_node 0 postgres -tAc "select 1 from pg_database where datname='$name'" | grep -q 1; then
       psql_node 0 postgres -c "create database \"$name\""
       psql_node 0 "$name" -c 'create extension if not exists pg_trgm'
     fi
   else
     [[ "$workers" =~ ^[12]$ ]] || { log "create-db: WORKERS is 1, 2 or plain"; exit 64; }
+    # shellcheck disable=SC2046
+    require_running $(seq 0 "$workers")
     for n in $(seq 0 "$workers"); do CITUS_DB="$name" prepare_db "$n"; done
     psql_node 0 "$name" -tAc "select citus_set_coordinator_host('127.0.0.1', $CITUS_PORT)" >/dev/null
     for n in $(seq 1 "$workers"); do
@@ -198,7 +221,11 @@ drop_db() {
   local name="$1" n
   [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || { log "drop-db: bad database name '$name'"; exit 64; }
   for n in 2 1 0; do
-    running "$n" && psql_node "$n" postgres -c "drop database if exists \"$name\" with (force)" >/dev/null
+    if running "$n"; then
+      psql_node "$n" postgres -c "drop database if exists \"$name\" with (force)" >/dev/null
+    else
+      log "drop-db: node$n (127.0.0.1:$(node_port "$n")) is not running: $name not dropped there"
+    fi
   done
   return 0
 }
@@ -211,22 +238,46 @@ add_node() {
 }
 
 stop() {
+  local stopped=0
   for n in 3 2 1 0; do
     if [ -f "$(node_dir "$n")/PG_VERSION" ] && running "$n"; then
       as_pg "$PG_BIN/pg_ctl" -D "$(node_dir "$n")" -m fast -w stop >/dev/null
+      log "stopped node$n (127.0.0.1:$(node_port "$n"))"
+      stopped=1
     fi
   done
+  [ "$stopped" -eq 1 ] || log "stop: no node of $DATA was running"
 }
 
+# What runs, said on stdout in every case (exit 0 only when all three nodes answer, 3 when not):
+# a caller that checks the exit status still learns which node is down and how to start it.
 status() {
-  [ -f "$(node_dir 0)/PG_VERSION" ] || {
-    echo "not running"
+  local how
+  how="$(start_hint)"
+  if [ ! -f "$(node_dir 0)/PG_VERSION" ]; then
+    echo "not running: no cluster at $DATA (never started here); $how"
+    exit 3
+  fi
+  local ok=0 n role
+  for n in 0 1 2; do
+    role=worker
+    [ "$n" -eq 0 ] && role=coordinator
+    if running "$n"; then
+      echo "node$n ($role) 127.0.0.1:$(node_port "$n"): running"
+    else
+      echo "node$n ($role) 127.0.0.1:$(node_port "$n"): not running ($(node_dir "$n"))"
+      ok=3
+    fi
+  done
+  if [ "$ok" -ne 0 ]; then
+    echo "not running; $how"
+    exit 3
+  fi
+  psql_node 0 "$CITUS_DB" -tAc 'select nodename, nodeport from pg_dist_node order by nodeport' || {
+    echo "not answering: the coordinator runs but database $CITUS_DB does not answer; $how"
     exit 3
   }
-  local ok=0
-  for n in 0 1 2; do running "$n" || ok=3; done
-  [ "$ok" -eq 0 ] && psql_node 0 "$CITUS_DB" -tAc 'select nodename, nodeport from pg_dist_node order by nodeport'
-  exit "$ok"
+  exit 0
 }
 
 case "${1:-}" in
@@ -241,6 +292,7 @@ case "${1:-}" in
   destroy)
     stop
     rm -rf "$DATA"
+    log "deleted $DATA"
     ;;
   *)
     echo "usage: $0 build|start|url|status|stop|add-node|create-db|drop-db|destroy" >&2

@@ -13,6 +13,7 @@ const path = require('node:path');
 const { runBench } = require('./runner');
 const { machineFacts } = require('./machine');
 const { writeReport } = require('./report');
+const { errors } = require('@mailgate/core');
 const { ALL_BACKENDS, SIZES } = require('./index-constants');
 
 /**
@@ -35,6 +36,12 @@ const list = (allowed, what) => (v) => {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  // An empty list selects nothing to measure: bad usage, before any mailbox is built.
+  if (!xs.length) {
+    const err = new Error(`no ${what} given (one or more of ${allowed.join(', ')})`);
+    err.code = 'USAGE';
+    throw err;
+  }
   for (const x of xs) {
     if (!allowed.includes(x)) {
       const err = new Error(`unknown ${what} ${x} (one of ${allowed.join(', ')})`);
@@ -129,6 +136,13 @@ function addBenchCommand(program, ctx) {
         log,
         config: ctx.config,
       });
+      // Nothing measured: no results.json (an empty one would read as a run), exit 1 with why.
+      if (!run.results.length) {
+        throw new errors.BENCH_NO_RESULTS(run.empty.join('; ') || 'nothing was run');
+      }
+      // A partial run says which size and backend produced nothing, here on stderr and in the
+      // notes of results.json and results.md (the runner's).
+      for (const part of run.empty) log(`NO RESULTS: ${part}`);
       const machine = {
         ...machineFacts({ work, config: ctx.config }),
         pageCacheDropped: run.dropCaches,

@@ -72,7 +72,9 @@ const timedMs = (res, t0) => {
  * @param {object} [o.config] mailgate config (loadConfig())
  * @param {(name: string, ctx: object) => object} [o.createBackend] for tests of the harness
  * @param {Record<string, number>} [o.sizeCounts] override of SIZES (tests)
- * @returns {Promise<{results: object[], queries: object, notes: string[], wall: object[], dropCaches: boolean|null}>}
+ * @returns {Promise<{results: object[], queries: object, notes: string[], wall: object[], dropCaches: boolean|null, empty: string[]}>}
+ *   empty: each size and backend that produced no result row, with why ("small es: backend es
+ *   is not available yet: …"), so that a partial run says what it lacks and an empty run fails
  */
 async function runBench(o) {
   const log = o.log || (() => {});
@@ -94,6 +96,7 @@ async function runBench(o) {
   // warm reads, expunges (with their untimed restores), cold (restarts, cache drops, one
   // sample each) — for planning a full run, not a result.
   const wall = [];
+  const empty = [];
   for (const size of o.sizes) {
     if (!counts[size]) throw new Error(`unknown size ${size} (small, medium, large)`);
     const box = buildMailbox({
@@ -152,7 +155,9 @@ async function runBench(o) {
         // A pending backend (es, mbox, maildir) is skipped and said so, not fatal.
         if (err.code !== 'BACKEND_UNAVAILABLE') throw err;
         log(`${size}: ${name}: skipped: ${err.message}`);
-        if (!notes.includes(err.message)) notes.push(err.message);
+        // Named with its size: results.md says which parts of the run produced nothing.
+        empty.push(`${size} ${name}: ${err.message}`);
+        notes.push(`no results for ${size} ${name}: ${err.message}`);
         continue;
       }
       log(`${size}: ${name}: loading ${box.count} messages`);
@@ -350,7 +355,7 @@ async function runBench(o) {
   }
   if (o.cold && dropped === false)
     notes.push('page cache NOT dropped: /proc/sys/vm/drop_caches not writable');
-  return { results, queries, notes, wall, dropCaches: o.cold ? dropped : null };
+  return { results, queries, notes, wall, dropCaches: o.cold ? dropped : null, empty };
 }
 
 module.exports = { runBench, REQUESTS, dropCaches };

@@ -139,6 +139,9 @@ const defs = {
   MIGRATION_GAVE_UP: ['Gave up after %s attempts: %s', 502],
   // `mailgate migrate --report` when accounts failed (the report lists each with its reason).
   MIGRATION_INCOMPLETE: ['%s account(s) failed and stay on proxy: %s', 502],
+  // `mailgate bench` that measured nothing (every backend skipped, nothing selected): it writes
+  // no results and exits 1 naming why, instead of an empty results.json and exit 0.
+  BENCH_NO_RESULTS: ['The benchmark produced no results: %s', 500],
   MAILBOX_MIGRATING: [
     'The account of %s is being migrated; changes are refused until the migration completes',
     409,

@@ -638,7 +638,10 @@ function status(dir) {
  * arriving upstream. The instance must be running (LDA asks its auth process for the user).
  * @param {string} dir
  * @param {Buffer|string} raw RFC 5322 message
- * @param {{from?: string, mailbox?: string, user?: string}} [o] mailbox: default INBOX
+ * @param {{from?: string, mailbox?: string, user?: string, settings?: Record<string, string>}} [o]
+ *   mailbox: default INBOX; settings: Dovecot settings for this delivery only (`-o key=value`,
+ *   e.g. a short mbox_lock_timeout, so a lock it cannot break fails the delivery instead of
+ *   making it wait)
  * @returns {Promise<void>}
  */
 function deliver(dir, raw, o = {}) {
@@ -648,6 +651,7 @@ function deliver(dir, raw, o = {}) {
     throw new DovecotError(`dovecot-lda not found at ${lda}; ${INSTALL_HINT}`);
   const args = ['-c', state.conf, '-d', o.user || state.user, '-f', o.from || 'sender@example.org'];
   if (o.mailbox) args.push('-m', o.mailbox);
+  for (const [k, v] of Object.entries(o.settings || {})) args.push('-o', `${k}=${v}`);
   return new Promise((resolve, reject) => {
     const child = spawn(lda, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';

@@ -12,7 +12,8 @@ const net = require('node:net');
 const tls = require('node:tls');
 const { Session } = require('./session');
 const { DEFAULT_LIMITS } = require('./protocol/framer');
-const { LoginLimiter } = require('@mailgate/core');
+const { LoginLimiter, loadConfig } = require('@mailgate/core');
+const { BodyCache } = require('./body-cache');
 const { MailboxWatcher } = require('./watcher');
 const { checkRoutes, closeRelayed } = require('./proxy');
 
@@ -71,6 +72,9 @@ class ImapServer {
    * @param {boolean} [opts.trustLoopback] plaintext LOGIN on loopback (default true)
    * @param {(user: string) => void} [opts.onProxiedLogin] called after each login relayed to
    *   the upstream server (`mailgate migrate --on-login` starts its background migration there)
+   * @param {{maxBytes: number, userBytes?: number, maxEntryBytes?: number}} [opts.bodyCache]
+   *   the bounds of the cache of message bytes (body-cache.js); default
+   *   MAILGATE_IMAP_BODY_CACHE_MB
    */
   constructor(opts) {
     this.service = opts.service;
@@ -116,6 +120,10 @@ class ImapServer {
     this.onProxiedLogin = opts.onProxiedLogin || null;
     this.routeTimer = null;
     this.credentialTimer = null;
+    // Message bytes for repeated FETCHes, shared by this server's sessions (body-cache.js).
+    this.bodyCache = new BodyCache(
+      opts.bodyCache || { maxBytes: loadConfig().imapBodyCacheMb * 1024 * 1024 },
+    );
   }
 
   /**

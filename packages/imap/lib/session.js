@@ -264,7 +264,8 @@ class Session {
           ? pre.status
           : null;
       // RFC 3501 7.4.1: no EXPUNGE during FETCH, STORE or SEARCH (sequence numbers in use).
-      if (this.view && mod.sync !== false) {
+      // A FETCH answered from the body cache alone skips it too (fetch.js fromCache).
+      if (this.view && mod.sync !== false && !res.skipSync) {
         await this.sync({ expunges: mod.expunges !== false, status });
       }
       answer = { status: 'OK', code: res.code || null, text: res.text || `${cmd.name} completed` };

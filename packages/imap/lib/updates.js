@@ -11,6 +11,7 @@ const { uidsAfter, rowsFor, flagsOf } = require('./mail-data');
 const { noteRecent } = require('./recent');
 const { announceKeywords } = require('./keywords');
 const { formatSet } = require('./protocol/sequence');
+const { mailboxScope } = require('./cache');
 
 /**
  * @param {import('./session').Session} s
@@ -33,6 +34,11 @@ async function syncView(s, opts = {}) {
   if (s.view !== v) return;
   const gone = new Set([...(v.pendingExpunged || []), ...(changes.expunged || []).map(Number)]);
   v.pendingExpunged = null;
+  if (gone.size && s.server.bodyCache) {
+    // Expunged: the server's copy of their bytes goes now (body-cache.js), also while the
+    // EXPUNGE responses wait (a FETCH then reads the store, which no longer serves them).
+    s.server.bodyCache.dropUids(s.user, mailboxScope(s.user, v), gone);
+  }
   if (gone.size) {
     if (opts.expunges === false) {
       v.pendingExpunged = [...gone];

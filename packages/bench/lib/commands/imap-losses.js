@@ -5,7 +5,12 @@
  * the same raw client (RawImapClient: writes the command, reads to the tagged OK, parses
  * nothing), in one run on one built mailbox:
  *
- *   fetch_one       `UID FETCH n (BODY.PEEK[])` of typical messages (as `bench imap-fetch`)
+ *   fetch_one       `UID FETCH n (BODY.PEEK[])` of typical messages (as `bench imap-fetch`),
+ *                   each fetched once before timing: repeated fetches (mailgate: from its
+ *                   cache of message bytes, packages/imap/lib/body-cache.js)
+ *   fetch_one_first the same of other typical messages, each fetched once only: the first
+ *                   fetch of a message by the server process (mailgate: from PostgreSQL;
+ *                   Dovecot: a file the build wrote, likely in the page cache)
  *   reselect        `SELECT INBOX` while INBOX is the selected mailbox
  *   store_1pct      `STORE <1% of the messages> +FLAGS.SILENT (\Flagged)` (then cleared, untimed)
  *   store_20pct     the same on 20%
@@ -22,7 +27,10 @@
  * and PostgreSQL; Dovecot: its master and children) over its samples, from /proc.
  *
  *   npm run bench:imap-losses -- [--size large] [--rounds 20] [--messages 20] [--samples 3]
- *        [--work DIR] [--out FILE]
+ *        [--work DIR] [--out FILE] [--only fetch]
+ *
+ * `--only fetch` times fetch_one and fetch_one_first alone (no re-SELECT, STORE, COPY or
+ * expunge).
  */
 
 const { SIZES } = require('../mailboxes');
@@ -130,15 +138,21 @@ async function main(args) {
   const ROUNDS = Number(option(args, '--rounds', 20));
   const MESSAGES = Number(option(args, '--messages', 20));
   const SAMPLES = Number(option(args, '--samples', 3));
+  const ONLY = option(args, '--only', null);
+  if (ONLY !== null && ONLY !== 'fetch') throw new Error('--only takes: fetch');
   const { work: WORK, box } = pairMailbox(args, SIZE, { log: true });
   const log = (s) => process.stderr.write(`imap-losses: ${s}\n`);
   const results = [];
   const open = async (ep) => {
     const raw = await rawSession(ep);
     const sel = await raw.command('SELECT INBOX');
-    const picked = typicalBySize(await messageSizes(raw), MESSAGES);
+    const sizes = await messageSizes(raw);
+    const picked = typicalBySize(sizes, MESSAGES);
     for (const m of picked) await raw.command(`UID FETCH ${m.uid} (BODY.PEEK[])`); // warm
-    return { raw, picked, total: sel.exists(), close: () => raw.logout() };
+    // Typical messages never fetched yet: MESSAGES for each round, each fetched once.
+    const taken = new Set(picked.map((m) => m.uid));
+    const fresh = typicalBySize(sizes, MESSAGES * (ROUNDS + 1)).filter((m) => !taken.has(m.uid));
+    return { raw, picked, fresh, total: sel.exists(), close: () => raw.logout() };
   };
   // Alternating which server goes first, so a busy moment of the machine hits both.
   const each = async (sides, r, fn) => {
@@ -154,8 +168,9 @@ async function main(args) {
     const fifth = pick(total, 0.2, 35002);
     const gone = pick(total, 0.01, 35003);
 
-    log('fetch_one, reselect');
+    log(ONLY ? 'fetch_one' : 'fetch_one, reselect');
     const fetchMs = new Map(sides.map((s) => [s, { ms: [], cpu: 0 }]));
+    const firstMs = new Map(sides.map((s) => [s, { ms: [], cpu: 0 }]));
     const selMs = new Map(sides.map((s) => [s, { ms: [], cpu: 0 }]));
     for (let r = 0; r < ROUNDS; r++) {
       await each(sides, r, async (side) => {
@@ -165,6 +180,13 @@ async function main(args) {
           f.ms.push((await side.raw.command(`UID FETCH ${m.uid} (BODY.PEEK[])`)).ms);
         }
         f.cpu += serverCpu(side) - c0;
+        const g = firstMs.get(side);
+        const c2 = serverCpu(side);
+        for (const m of side.fresh.slice(r * MESSAGES, (r + 1) * MESSAGES)) {
+          g.ms.push((await side.raw.command(`UID FETCH ${m.uid} (BODY.PEEK[])`)).ms);
+        }
+        g.cpu += serverCpu(side) - c2;
+        if (ONLY) return;
         const s = selMs.get(side);
         const c1 = serverCpu(side);
         for (let i = 0; i < 10; i++) s.ms.push((await side.raw.command('SELECT INBOX')).ms);
@@ -174,9 +196,17 @@ async function main(args) {
     for (const side of sides) {
       const f = fetchMs.get(side);
       results.push(row(side, 'fetch_one', 'imported', f.ms, f.cpu, { item: 'BODY.PEEK[]' }));
+      const g = firstMs.get(side);
+      if (g.ms.length) {
+        results.push(
+          row(side, 'fetch_one_first', 'imported', g.ms, g.cpu, { item: 'BODY.PEEK[]' }),
+        );
+      }
+      if (ONLY) continue;
       const s = selMs.get(side);
       results.push(row(side, 'reselect', 'imported', s.ms, s.cpu));
     }
+    if (ONLY) return;
 
     log('STORE on the imported mailbox');
     for (const [request, set] of [
@@ -230,7 +260,8 @@ async function main(args) {
 module.exports = {
   description:
     'IMAP losses of issue 35.4 (fetch one, re-SELECT, STORE and expunge with purge, after COPY): mailgate vs Dovecot-maildir',
-  usage: '[--size large] [--rounds 20] [--messages 20] [--samples 3] [--work DIR] [--out FILE]',
+  usage:
+    '[--size large] [--rounds 20] [--messages 20] [--samples 3] [--work DIR] [--out FILE] [--only fetch]',
   run: main,
   seqSet,
 };

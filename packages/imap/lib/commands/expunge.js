@@ -10,6 +10,7 @@ const { formatSet } = require('../protocol/sequence');
 const { arity } = require('../protocol/args');
 const { no } = require('../errors');
 const { expungeResult, allRows } = require('../mail-data');
+const { mailboxScope } = require('../cache');
 
 // More \Deleted messages than this are expunged by the store's own scan (the service bounds
 // the uids of one operation, MAILGATE_MAX_UIDS; a scan costs no more than that many lookups).
@@ -25,6 +26,8 @@ const BY_UID_MAX = 10000;
 function announceExpunged(s, uids, highestModseq = null) {
   const v = s.view;
   const present = uids.map(Number).filter((u) => v.seqOf(u));
+  // Their bytes are never served again from this view: the server's copy goes (body-cache.js).
+  if (s.server.bodyCache) s.server.bodyCache.dropUids(s.user, mailboxScope(s.user, v), uids);
   if (present.length) {
     if (s.enabled.has('QRESYNC')) {
       v.remove(present);

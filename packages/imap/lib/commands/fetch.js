@@ -7,7 +7,9 @@
  * from one scan; ENVELOPE, BODY, BODYSTRUCTURE, RFC822.SIZE and list-view header fields come
  * from the metadata kept at import (meta.js), anything else reads the stored bytes, and every
  * BODY[section] is a slice of those exact bytes (@mailgate/mime tree.js). Structures derived
- * here are cached per (user, mailbox, uidvalidity, uid): a uid's bytes never change.
+ * here are cached per (user, mailbox, uidvalidity, uid): a uid's bytes never change. So are
+ * the bytes themselves (the server's body-cache.js): a FETCH of cached messages that needs
+ * nothing else (BODY.PEEK[…], RFC822.SIZE, UID) is answered without a statement.
  */
 
 const { atom, literal } = require('../protocol/writer');
@@ -173,6 +175,8 @@ async function runFetch(s, args, byUid) {
   if (items.some((i) => i.name === 'MODSEQ')) s.condstore = true;
   if (!byUid && pastEnd(ranges, v.total)) throw bad('Invalid message sequence number');
   const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
+  const cached = await fromCache(s, items, seqs, mods);
+  if (cached) return cached;
   const read = await checkView(s, items, seqs, mods);
   if (!read) return;
   if (mods.vanished) {
@@ -277,25 +281,32 @@ async function runFetch(s, args, byUid) {
     return;
   }
   // Everything else: the stored bytes of RAW_BATCH messages per service call (getRawMany, one
-  // query on pg), and one socket write per batch.
+  // query on pg), those the body cache holds excepted, and one socket write per batch.
+  const bodies = s.server.bodyCache;
+  const scope = mailboxScope(s.user, v);
   for (let i = 0; i < targets.length; i += RAW_BATCH) {
     const batch = targets.slice(i, i + RAW_BATCH);
-    const raws = !needsRaw
-      ? new Map()
-      : read.raws && i === 0
-        ? read.raws
-        : await s.backend.getRawMany(
-            v.name,
-            batch.map((n) => v.uidAt(n)),
-          );
+    let wires = EMPTY_MAP;
+    let raws = EMPTY_MAP;
+    if (needsRaw && read.raws && i === 0) ({ wires, raws } = read);
+    else if (needsRaw) {
+      wires = cachedWires(s, batch);
+      const missing = batch.map((n) => v.uidAt(n)).filter((u) => !wires.has(u));
+      if (missing.length) raws = await s.backend.getRawMany(v.name, missing);
+    }
     if (s.closed) return;
     s.socket.cork();
     for (const seq of batch) {
       const uid = v.uidAt(seq);
-      const raw = raws.get(uid) || null;
-      if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-      // Every section, size and structure is taken on the CRLF form served (crlf.js).
-      const wire = raw && toCrlf(raw);
+      let wire = wires.get(uid) || null;
+      if (!wire) {
+        const raw = raws.get(uid) || null;
+        if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
+        // Every section, size and structure is taken on the CRLF form served (crlf.js).
+        wire = raw && toCrlf(raw);
+        // Kept only once served: the list view says the message is visible in this view.
+        if (wire && bodies) bodies.set(s.user, scope, uid, wire);
+      }
       s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, rows.get(uid), wire)]);
     }
     if (i + RAW_BATCH >= targets.length && s.socket.writableLength <= HOLD_BYTES) {
@@ -315,7 +326,10 @@ async function runFetch(s, args, byUid) {
  * (getRawWithStatus), one round trip instead of two (issue 28: `UID FETCH n (BODY.PEEK[])`
  * made two, most of its time on a busy machine). Bytes read under a name that now denotes
  * another mailbox are dropped with the BYE, never sent.
- * @returns {Promise<{raws: Map<number, Buffer>|null}|null>} null when the session ended
+ * Bytes the body cache holds are not read again; when it holds them all, the check is the
+ * mailbox's status alone.
+ * @returns {Promise<{raws: Map<number, Buffer>|null, wires?: Map<number, Buffer>}|null>} null
+ *   when the session ended; raws: stored bytes read, wires: cached CRLF bytes
  */
 async function checkView(s, items, seqs, mods) {
   const caps = s.backend.capabilities;
@@ -330,17 +344,105 @@ async function checkView(s, items, seqs, mods) {
     caps.has('getRawWithStatus');
   if (!onePass) return (await s.viewStillSelected()) ? { raws: null } : null;
   const v = s.view;
+  const wires = cachedWires(s, seqs);
+  const missing = seqs.map((n) => v.uidAt(n)).filter((u) => !wires.has(u));
+  if (!missing.length) return (await s.viewStillSelected()) ? { raws: EMPTY_MAP, wires } : null;
   let got = null;
   try {
-    got = await s.backend.getRawWithStatus(
-      v.name,
-      seqs.map((n) => v.uidAt(n)),
-    );
+    got = await s.backend.getRawWithStatus(v.name, missing);
   } catch (err) {
     if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
   }
   if (!(await s.viewStillSelected(got ? got.status : null))) return null;
-  return { raws: got.raws };
+  return { raws: got.raws, wires };
+}
+
+const EMPTY_MAP = new Map();
+
+/**
+ * The CRLF bytes the server's body cache holds of these messages of the selected mailbox.
+ * @param {import('../session').Session} s
+ * @param {number[]} seqs sequence numbers in the session's view
+ * @returns {Map<number, Buffer>} uid → bytes
+ */
+function cachedWires(s, seqs) {
+  const bodies = s.server.bodyCache;
+  const out = new Map();
+  if (!bodies || !bodies.enabled) return out;
+  const v = s.view;
+  const scope = mailboxScope(s.user, v);
+  for (const seq of seqs) {
+    const uid = v.uidAt(seq);
+    const wire = bodies.get(s.user, scope, uid);
+    if (wire) out.set(uid, wire);
+  }
+  return out;
+}
+
+/**
+ * Whether an item is answered from a message's bytes alone: no list row (FLAGS,
+ * INTERNALDATE, MODSEQ) and no \Seen to set (a PEEK, or a read-only mailbox).
+ * @param {{name: string, peek?: boolean}} it
+ * @param {boolean} readOnly
+ */
+function bytesOnly(it, readOnly) {
+  switch (it.name) {
+    case 'UID':
+    case 'RFC822.SIZE':
+    case 'RFC822.HEADER':
+      return true;
+    case 'BODY[]':
+      return Boolean(it.peek) || readOnly;
+    case 'RFC822':
+    case 'RFC822.TEXT':
+      return readOnly;
+    default:
+      return false;
+  }
+}
+
+/**
+ * A FETCH answered from the server's body cache (body-cache.js) alone: every message asked for
+ * is in the session's view and cached, and every item comes from the bytes. No statement:
+ * not the read of the bytes, not the check that the selected mailbox is still the one opened
+ * (the cache is keyed by the mailbox's identity, which a rename keeps and nothing reuses; the
+ * entries of a mailbox this server deletes are dropped), and not the status read of the sync
+ * after the command: other sessions' changes are reported at the next command that reads the
+ * mailbox (NOOP, IDLE, a FETCH that reads the store …), as RFC 3501 7 allows, and never an
+ * EXPUNGE during FETCH anyway (7.4.1). Visibility is the session's view: a uid it was told was
+ * expunged is not in it, and one another session expunged since is served as RFC 3501 allows
+ * (its entry is dropped once any session of this server learns of the expunge).
+ * @param {import('../session').Session} s
+ * @param {object[]} items parsed items (UID added for UID FETCH)
+ * @param {number[]} seqs the sequence numbers asked for, in the session's view
+ * @param {{changedSince: number|null}} mods
+ * @returns {Promise<{skipSync: true}|null>} null: not answered, take the normal path
+ */
+async function fromCache(s, items, seqs, mods) {
+  const bodies = s.server.bodyCache;
+  const v = s.view;
+  if (!bodies || !bodies.enabled || mods.changedSince !== null) return null;
+  if (!items.every((i) => bytesOnly(i, v.readOnly))) return null;
+  const rawItems = items.filter(needsMessage);
+  if (!rawItems.length) return null;
+  // A list view's header fields come from the kept metadata (meta.js), never from here.
+  const caps = s.backend.capabilities;
+  if (rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) return null;
+  if (!seqs.length || seqs.length > RAW_BATCH) return null;
+  const wires = cachedWires(s, seqs);
+  if (wires.size !== seqs.length) return null;
+  const ctx = { s, v, items, user: s.user };
+  s.socket.cork();
+  for (const seq of seqs) {
+    const uid = v.uidAt(seq);
+    s.untagged([seq, atom('FETCH'), responseItems(ctx, uid, null, wires.get(uid))]);
+  }
+  if (s.socket.writableLength <= HOLD_BYTES) s.holdOutput();
+  else {
+    s.socket.uncork();
+    if (s.socket.writableNeedDrain) await s.drain();
+  }
+  return { skipSync: true };
 }
 
 /**

@@ -44,3 +44,17 @@ test.each([
     expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(name) }),
   );
 });
+
+test('the IMAP body cache: 64 MiB by default, 0 turns it off, a bad value is refused', () => {
+  expect(loadConfig({}).imapBodyCacheMb).toBe(64);
+  expect(loadConfig({ MAILGATE_IMAP_BODY_CACHE_MB: '0' }).imapBodyCacheMb).toBe(0);
+  expect(loadConfig({ MAILGATE_IMAP_BODY_CACHE_MB: '256' }).imapBodyCacheMb).toBe(256);
+  for (const bad of ['-1', '1.5', 'lots']) {
+    expect(() => loadConfig({ MAILGATE_IMAP_BODY_CACHE_MB: bad })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('MAILGATE_IMAP_BODY_CACHE_MB'),
+      }),
+    );
+  }
+});

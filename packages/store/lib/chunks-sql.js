@@ -9,11 +9,12 @@ const { checkedOwner } = require('./words-sql');
  * which says why). Passed to @mailgate/query compileSql as its `substring` option.
  */
 
-// The migration's cut, repeated (a migration's text stays as it ran): a new piece every
+// The migrations' cut, repeated (a migration's text stays as it ran): a new piece every
 // PIECE_STEP bytes, each PIECE_STEP + PIECE_OVERLAP bytes long, both ends moved forward to a
 // character boundary. A pattern of up to EXACT_MAX bytes that occurs in a text lies whole
-// inside one piece.
-const PIECE_STEP = 1700;
+// inside one piece. The step was 1,700 until 20261130610100_compressed_pieces.js (pieces stored
+// before keep that cut); the exactness depends on the overlap only, which never changed.
+const PIECE_STEP = 3800;
 const PIECE_OVERLAP = 250;
 const EXACT_MAX = PIECE_OVERLAP + 1;
 
@@ -66,9 +67,17 @@ function chunksIn(userId, mailboxColumn, opts = {}) {
         `(${alias}.mailbox_id, ${alias}.uid) IN (SELECT c.mailbox_id, c.uid FROM message_chunks c ` +
         `WHERE c.user_id = ${u}${kind} AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)})`;
     }
+    if (probe === value) return sql;
     // A longer pattern: its prefix finds the candidates (every text that holds the pattern
-    // holds it), the full text decides.
-    return probe === value ? sql : `(${sql} AND ${columnsLike()})`;
+    // holds it), the full text decides: reassembled from the pieces, the one place it is kept
+    // (migrations/20261130610200_text_in_pieces_only.js). The function's cost makes PostgreSQL
+    // test it last, on the candidates only.
+    const whole = kinds.map(
+      (k) =>
+        `mailgate_message_text(${alias}.user_id, ${alias}.mailbox_id, ${alias}.uid, ` +
+        `${k}::smallint) LIKE ${bind(`%${likeEscape(value)}%`)}`,
+    );
+    return `(${sql} AND ${whole.length === 1 ? whole[0] : `(${whole.join(' OR ')})`})`;
   };
 }
 

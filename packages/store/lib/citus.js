@@ -29,6 +29,8 @@
  *      distributeSchema, and in the nodes' configuration by scripts/citus/citus.sh). The side
  *      tables are co-located, so a trigger's write lands on the same worker.
  *   5. The message_chunks triggers fire per row, not per statement (rowLevelChunkTriggers).
+ *      (Since migration 20261130610200_text_in_pieces_only.js the insert side is one BEFORE
+ *      INSERT row trigger on both, which replaces the AFTER INSERT trigger made here.)
  *   6. No mailbox NOTIFY trigger (migration 20261127200200_mailbox_notify.js): on a shard it
  *      would notify the worker's database, where no mailgate process listens, and a
  *      transaction that NOTIFYs cannot be PREPAREd, which Citus's two-phase commit needs.
@@ -70,7 +72,7 @@ const PARTITION_OPTIONS = {
   messages:
     ' WITH (fillfactor = 50, toast_tuple_target = 512, autovacuum_analyze_scale_factor = 4)',
   message_words: ' WITH (toast_tuple_target = 128)',
-  message_chunks: ' WITH (toast_tuple_target = 8160)',
+  message_chunks: ' WITH (toast_tuple_target = 128)',
 };
 
 const { CHANNEL } = require('./change-feed');

@@ -24,6 +24,15 @@ const SOURCE_COPY_COLUMNS = SOURCE_COLUMNS.filter(
   (c) => !['user_id', 'mailbox_id', 'uid'].includes(c),
 );
 
+// A copied row's text is read back from the source message's pieces, where it is kept
+// (migrations/20261130610200_text_in_pieces_only.js); the insert trigger cuts the copy's pieces
+// and words from it and stores the row without it, as for any new message.
+const TEXT_KIND = Object.freeze({ header_text: 0, body_text: 1 });
+const copiedValue = (c) =>
+  c in TEXT_KIND
+    ? `mailgate_message_text(m.user_id, m.mailbox_id, m.uid, ${TEXT_KIND[c]}::smallint)`
+    : `m.${c}`;
+
 async function uidsOf(trx, userId, mailboxId) {
   const r = await trx.raw(
     'SELECT uid FROM messages WHERE user_id = ? AND mailbox_id = ? AND NOT expunged',
@@ -413,7 +422,7 @@ async function copyInTransaction(store, userId, srcId, uids, dstId, opts) {
        SELECT m.user_id, ?, m.dst, ?,
               coalesce(b.next, 0)
               + (row_number() OVER (PARTITION BY m.content_hash ORDER BY m.dst) - 1),
-              ${copied.map((c) => `m.${c}`).join(', ')}
+              ${copied.map(copiedValue).join(', ')}
          FROM src m LEFT JOIN base b ON b.content_hash = m.content_hash`,
       [...mapArgs, userId, srcId, userId, dstId, dstId, modseq],
     );

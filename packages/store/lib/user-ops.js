@@ -208,13 +208,14 @@ async function createPartitions(trx, userId) {
   // toast_tuple_target 512 on messages: long search text goes out of line, rows stay small, and
   // the new version of a changed row fits its page (migrations/20261122040000_search_text_lower.js).
   // 128 on message_words: the tsvector out of line, the rows a word search visits tiny
-  // (migrations/20261125190000_message_words.js). 8160 on message_chunks: pieces of text stay
-  // inline and uncompressed (migrations/20261125220000_message_chunks.js).
+  // (migrations/20261125190000_message_words.js). 128 on message_chunks too: pieces of text
+  // over ~2 KB are compressed in place, STORAGE MAIN keeps them inline
+  // (migrations/20261130610100_compressed_pieces.js).
   const options = {
     messages:
       ' WITH (fillfactor = 50, toast_tuple_target = 512, autovacuum_analyze_scale_factor = 4)',
     message_words: ' WITH (toast_tuple_target = 128)',
-    message_chunks: ' WITH (toast_tuple_target = 8160)',
+    message_chunks: ' WITH (toast_tuple_target = 128)',
   };
   for (const table of PARTITIONED) {
     const opts = options[table] || '';

@@ -14,8 +14,8 @@ const { msg, importInbox } = require('@mailgate/test-support/mail');
  * ASCII; and the pieces must follow every write path.
  */
 
-const STEP = 1700;
-const OVERLAP = 250;
+// The cut of new pieces (migrations/20261130610100_compressed_pieces.js; 1,700 before it).
+const { PIECE_STEP: STEP, PIECE_OVERLAP: OVERLAP } = require('../lib/chunks-sql');
 
 // A deterministic generator: the same texts on every run.
 function prng(seed) {
@@ -32,6 +32,15 @@ function text(rand, n) {
   for (let i = 0; i < n; i++) out += ALPHABET[Math.floor(rand() * ALPHABET.length)];
   return out;
 }
+
+// A message's texts: the row's own where an UPDATE wrote one, else the text it was given.
+const TEXTS = ['header_text', 'body_text']
+  .map(
+    (c) =>
+      `CASE WHEN m.${c} <> '' THEN m.${c} ELSE (SELECT g.${c} FROM given_text g WHERE g.user_id = m.user_id
+         AND g.mailbox_id = m.mailbox_id AND g.uid = m.uid) END AS ${c}`,
+  )
+  .join(', ');
 
 describe('message_chunks: substring answers equal LIKE over the whole text', () => {
   const ctx = useCliSuite('mc');
@@ -69,7 +78,7 @@ describe('message_chunks: substring answers equal LIKE over the whole text', () 
     }
     const want = {};
     const messages = await k.raw(
-      'SELECT mailbox_id, uid, header_text, body_text FROM messages WHERE user_id = ?',
+      `SELECT mailbox_id, uid, ${TEXTS} FROM messages m WHERE user_id = ?`,
       [user.id],
     );
     for (const m of messages.rows) {
@@ -84,14 +93,16 @@ describe('message_chunks: substring answers equal LIKE over the whole text', () 
     return new Set(messages.rows.map((m) => `${m.mailbox_id}/${m.uid}`)).size;
   };
 
-  // The reference: LIKE over the messages' own columns, as before the pieces.
+  // The reference: LIKE over the whole texts, as before the pieces: the texts the writers gave
+  // (captured below; a row keeps a text only when an UPDATE wrote it).
   const reference = async (mailboxId, field, value) => {
-    const cols = field === 'body' ? ['body_text'] : ['body_text', 'header_text'];
     const p = `%${likeEscape(value.toLowerCase())}%`;
     const r = await ctx.db.knex.raw(
-      `SELECT uid FROM messages WHERE user_id = ? AND mailbox_id = ? AND NOT expunged
-          AND (${cols.map((c) => `${c} LIKE ?`).join(' OR ')}) ORDER BY uid`,
-      [user.id, mailboxId, ...cols.map(() => p)],
+      `SELECT uid FROM (SELECT uid, expunged, ${TEXTS} FROM messages m
+                         WHERE user_id = ? AND mailbox_id = ?) x
+        WHERE NOT expunged AND (body_text LIKE ? ${field === 'body' ? '' : 'OR header_text LIKE ?'})
+        ORDER BY uid`,
+      [user.id, mailboxId, p, ...(field === 'body' ? [] : [p])],
     );
     return r.rows.map((x) => Number(x.uid));
   };
@@ -100,6 +111,18 @@ describe('message_chunks: substring answers equal LIKE over the whole text', () 
   const sub = (field, value) => ({ type: 'substring', field, value });
 
   beforeAll(async () => {
+    // The texts every insert into messages is given, captured by a trigger that fires before
+    // the store's own (triggers fire in name order), which stores the row without them.
+    await ctx.db.knex.raw(`CREATE TABLE given_text (user_id int, mailbox_id int, uid bigint,
+      header_text text, body_text text, PRIMARY KEY (user_id, mailbox_id, uid))`);
+    await ctx.db.knex
+      .raw(`CREATE FUNCTION capture_given_text() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO given_text VALUES (NEW.user_id, NEW.mailbox_id, NEW.uid, NEW.header_text, NEW.body_text);
+        RETURN NEW;
+      END $$`);
+    await ctx.db.knex.raw(`CREATE TRIGGER a_capture_given_text BEFORE INSERT ON messages
+      FOR EACH ROW EXECUTE FUNCTION capture_given_text()`);
     store = new PgStore(ctx.db.knex, { listCacheRows: 0 });
     const messages = [];
     for (let i = 0; i < 24; i++) {
@@ -116,8 +139,23 @@ describe('message_chunks: substring answers equal LIKE over the whole text', () 
     ({ user, inbox } = await importInbox(store, path.join(ctx.tmp, 'a.mbox'), messages, 'mc'));
   });
 
-  test('import: every text is in pieces that reassemble into it', async () => {
+  test('import: every text is in pieces that reassemble into it, and kept nowhere else', async () => {
     expect(await check()).toBe(24);
+    const k = ctx.db.knex;
+    // Issue 30.6: the row keeps neither text; the pieces give both back exactly.
+    const kept = await k.raw(
+      `SELECT count(*)::int AS n FROM messages WHERE user_id = ? AND (header_text <> '' OR body_text <> '')`,
+      [user.id],
+    );
+    expect(kept.rows[0].n).toBe(0);
+    const back = await k.raw(
+      `SELECT count(*)::int AS n,
+              count(*) FILTER (WHERE mailgate_message_text(g.user_id, g.mailbox_id, g.uid, 0::smallint) = g.header_text
+                                 AND mailgate_message_text(g.user_id, g.mailbox_id, g.uid, 1::smallint) = g.body_text)::int AS same
+         FROM given_text g WHERE g.user_id = ?`,
+      [user.id],
+    );
+    expect(back.rows[0]).toEqual({ n: 24, same: 24 });
     const multi = await ctx.db.knex.raw(
       'SELECT count(*)::int AS n FROM message_chunks WHERE user_id = ? AND seq >= 2',
       [user.id],
@@ -128,7 +166,7 @@ describe('message_chunks: substring answers equal LIKE over the whole text', () 
   test('patterns across piece edges, longer than the overlap, with metacharacters: same answers', async () => {
     const bodies = (
       await ctx.db.knex.raw(
-        'SELECT uid, body_text FROM messages WHERE user_id = ? AND mailbox_id = ? ORDER BY uid',
+        'SELECT uid, body_text FROM given_text WHERE user_id = ? AND mailbox_id = ? ORDER BY uid',
         [user.id, inbox.id],
       )
     ).rows.filter((r) => Buffer.byteLength(r.body_text) > 4000);
@@ -197,6 +235,15 @@ describe('message_chunks: substring answers equal LIKE over the whole text', () 
     await store.copyMessages(user.id, inbox.id, some.slice(3), archive.id, { move: true });
     await store.purgeExpunged(user.id, inbox.id);
     expect(await check()).toBe(27);
+    // A copy is given its source's text, read back from the source's pieces.
+    const copied = await ctx.db.knex.raw(
+      `SELECT count(*)::int AS n FROM given_text c JOIN given_text s
+          ON s.user_id = c.user_id AND s.mailbox_id = ? AND s.header_text = c.header_text
+         AND s.body_text = c.body_text
+       WHERE c.user_id = ? AND c.mailbox_id = ?`,
+      [inbox.id, user.id, archive.id],
+    );
+    expect(copied.rows[0].n).toBe(6);
     const p = 'piece';
     expect(await search('Archive', sub('text', p))).toEqual(await reference(archive.id, 'text', p));
     expect(await search('Archive', sub('text', p))).toHaveLength(6);

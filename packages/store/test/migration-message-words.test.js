@@ -25,8 +25,10 @@ const onCitus = singlePostgresOnly(
     const k = suite.db.knex;
     // By name: later migrations stay applied. Before it: a tsv column kept by a BEFORE trigger.
     const name = { name: '20261125190000_message_words.js' };
-    // The text pieces' migration, which came later, down first: its trigger expects a
-    // message_chunks partition this test's hand-made user would not have.
+    // The text pieces' migrations, which came later, down first (newest first): their triggers
+    // expect message_chunks and message_words partitions this test's hand-made user would not have.
+    await k.migrate.down({ name: '20261130610200_text_in_pieces_only.js' });
+    await k.migrate.down({ name: '20261130610100_compressed_pieces.js' });
     await k.migrate.down({ name: '20261125220000_message_chunks.js' });
     await k.migrate.down(name);
     const {

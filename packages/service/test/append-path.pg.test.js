@@ -4,6 +4,8 @@ const { useServiceSuite, statementsDuring } = require('@mailgate/test-support/db
 const { msg } = require('@mailgate/test-support/mail');
 const { MERGE_AFTER } = require('../lib/index-upkeep');
 const { onCitus, singlePostgresOnly } = require('@mailgate/test-support/skip');
+const { PgStore, byName, openDatabase } = require('@mailgate/store');
+const { deriveRow } = require('@mailgate/importer');
 
 /*
  * The one write of a new message (issue 32.4; store append-ops.js), through the pg backend's
@@ -49,11 +51,13 @@ describe('append path: statements and group commit', () => {
       const b = sql.findIndex((q) => /^BEGIN/i.test(q));
       const c = sql.findIndex((q) => /^COMMIT/i.test(q));
       expect(b).toBeGreaterThanOrEqual(0);
-      // BEGIN, the locks and uids, the thread lookups (one per step of link distance, one
-      // for the subject's root sets), the insert of every row, COMMIT. It was 11 statements
-      // plus the same lookups. On Citus one more: the store's pg_notify for IDLE sessions, where
-      // the mailboxes trigger that does it on a single PostgreSQL cannot run (store citus.js).
-      expect(c - b + 1).toBeLessThanOrEqual(onCitus() ? 8 : 7);
+      // BEGIN, the locks, the uids and the next occurrence index of the bytes (one statement),
+      // the thread lookups (one per step of link distance; the new message's own subject key
+      // read with the first), the insert of every row, COMMIT. It was 7 (the occurrence index
+      // and the subject key each a statement of their own), and 11 before that. On Citus one
+      // more: the store's pg_notify for IDLE sessions, where the mailboxes trigger that does it
+      // on a single PostgreSQL cannot run (store citus.js).
+      expect(c - b + 1).toBeLessThanOrEqual(onCitus() ? 6 : 5);
       // No statement counts or lists the mailbox.
       expect(sql.filter((q) => /count\(/i.test(q) && !/WITH m AS/.test(q))).toEqual([]);
     }
@@ -185,5 +189,51 @@ describe('append path: statements and group commit', () => {
     ).toEqual([0, 1, 2, 3, 4]);
     expect(new Set([5, 6, 7].map((i) => at(i).thread_id)).size).toBe(1);
     expect((await service.store.assignThreads(userId)).updated).toBe(0);
+  });
+
+  test('two processes append the same bytes while both wait for the lock: both stored, distinct occurrence indexes', async () => {
+    // The occurrence index is read in the allocating statement, whose snapshot predates its
+    // wait for the thread lock: the second writer misses the first's row, meets it on the
+    // unique key, and its transaction runs again (store append-ops.js retryConflict).
+    await be.createMailbox('Race');
+    // A second process's store: its own pool and its own group commit queue.
+    const db = await openDatabase({ databaseUrl: ctx.db.url }, { migrate: false, quiet: true });
+    const other = new PgStore(db.knex);
+    const holder = await knex.transaction();
+    // The store's thread lock (thread-ops.js THREAD_LOCK, 'thrd'), which every append takes first.
+    const THREAD_LOCK = 0x74687264;
+    try {
+      await holder.raw('SELECT pg_advisory_xact_lock(?, ?)', [THREAD_LOCK, userId]);
+      const raw = Buffer.from(msg({ subject: 'twice', headers: ['Message-ID: <twice@x>'] }));
+      const d = deriveRow(raw);
+      const one = (store) =>
+        store.appendMessage(userId, byName('Race'), { raw, row: d.row, flags: [], keywords: [] });
+      let settled = false;
+      const both = Promise.all([one(service.store), one(other)]).finally(() => (settled = true));
+      // Both allocating statements wait for the lock (their snapshots taken), then it goes.
+      const waiting = async () =>
+        Number(
+          (
+            await knex.raw(
+              `SELECT count(*) AS n FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%UPDATE mailboxes%'`,
+            )
+          ).rows[0].n,
+        );
+      // (Settled before both waited: they did not wait for this lock; the checks below fail.)
+      while (!settled && (await waiting()) < 2) await new Promise((r) => setTimeout(r, 20));
+      await holder.commit();
+      const out = await both;
+      expect(out.map((r) => r.uid).sort((a, b) => a - b)).toEqual([1, 2]);
+      const mb = await service.store.getMailbox(userId, 'Race');
+      const rows = await knex('messages')
+        .where({ user_id: userId, mailbox_id: mb.id })
+        .orderBy('dup_index')
+        .select('dup_index');
+      expect(rows.map((r) => r.dup_index)).toEqual([0, 1]);
+    } finally {
+      if (!holder.isCompleted()) await holder.rollback();
+      await db.close();
+    }
   });
 });

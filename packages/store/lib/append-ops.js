@@ -69,16 +69,16 @@ function appendMessage(store, userId, mailbox, msg) {
  */
 async function appendMessages(store, userId, mailbox, msgs) {
   const hashes = msgs.map((m) => crypto.createHash('sha256').update(m.raw).digest());
-  return retryDeadlock(() => store.appendTransaction(userId, mailbox, msgs, hashes));
+  return retryConflict(() => store.appendTransaction(userId, mailbox, msgs, hashes));
 }
 
 /**
- * appendMessages' one transaction (retried whole by retryDeadlock).
+ * appendMessages' one transaction (retried whole by retryConflict).
  * @param {import('./pg-store').PgStore} store
  */
 async function appendTransaction(store, userId, mailbox, msgs, hashes) {
   return store.knex.transaction(async (trx) => {
-    const mb = await allocate(trx, userId, mailbox, msgs.length);
+    const mb = await allocate(trx, userId, mailbox, msgs.length, hashes);
     const first = Number(mb.first);
     const modseq = Number(mb.highestmodseq);
     // The row's IMAP metadata goes to message_imap below, not into messages.
@@ -97,7 +97,7 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes) {
       userId,
       rows.map((r) => ({ ...r })),
     );
-    const next = await nextDupIndexes(trx, userId, mb.id, hashes);
+    const next = mb.next;
     const seen = new Map();
     const messageRows = rows.map((row, i) => {
       const hex = hashes[i].toString('hex');
@@ -179,72 +179,101 @@ function withoutImap(row) {
 
 /**
  * The thread lock, then the mailbox row's lock and `n` uids from its UIDNEXT with one new
- * modseq, in one statement (the lock order of every writer that threads: threads, then the
- * mailbox). The UPDATE re-reads the row after waiting for its lock, so UIDNEXT is the latest.
+ * modseq, and the next dup_index of each content hash in the mailbox, in one statement (the
+ * lock order of every writer that threads: threads, then the mailbox). The UPDATE re-reads the
+ * row after waiting for its lock, so UIDNEXT is the latest.
  * The same statement refuses a user whose route is `proxy` (their mail is still the upstream
  * server's while `mailgate migrate` imports it: a new message here would take a kept UID or
  * fail the migration's verification): the check the pg backend made with a read of its own
  * before every append, now without a round trip of its own and inside the transaction.
+ *
+ * The dup_index read was a statement of its own after the lock (one round trip of ~7 per
+ * delivery). In this statement it reads the snapshot taken before the lock wait (READ
+ * COMMITTED), so when another process appended the same bytes to the same mailbox while this
+ * one waited, the read misses that row and the insert hits the unique key (user_id,
+ * mailbox_id, content_hash, dup_index): retryConflict runs the transaction again (rolled back
+ * whole, nothing stored), and the next statement snapshot sees the row. Within a process the
+ * group commit queue already runs a mailbox's appends one transaction at a time.
+ * @returns {Promise<{id: number, first: string, highestmodseq: string, uidvalidity: string,
+ *   next: Map<string, number>}>} next: hash (hex) → next dup_index (absent: 0)
  */
-async function allocate(trx, userId, mailbox, n) {
+async function allocate(trx, userId, mailbox, n, hashes) {
   const named = isName(mailbox);
   const r = await trx.raw(
     // ::text: on Citus the CTE becomes a subplan run on the coordinator (where every other
     // taker of the thread lock takes it) whose result is shipped to the worker, and a void
     // column cannot be shipped (citus.js, test/citus-router.test.js).
-    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x)
-     UPDATE mailboxes b SET uidnext = b.uidnext + ?, highestmodseq = b.highestmodseq + 1
+    // The dup read finds the mailbox by its key, not through the UPDATE's RETURNING (a
+    // correlated read of a CTE's result is a join Citus cannot route); the second branch has
+    // rows only when the first has one (the same mailbox row). Not a subquery in the INSERT's
+    // VALUES: Citus refuses those (citus.js).
+    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x),
+     b AS (UPDATE mailboxes b SET uidnext = b.uidnext + ?, highestmodseq = b.highestmodseq + 1
        FROM l WHERE ${named ? 'b.name = ?' : 'b.id = ?'} AND b.user_id = ?
         AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = ? AND u.route = 'proxy')
-     RETURNING b.id, b.uidnext - ? AS first, b.highestmodseq, b.uidvalidity`,
-    [THREAD_LOCK, userId, n, named ? mailbox.name : mailbox, userId, userId, n],
+     RETURNING b.id, b.uidnext - ? AS first, b.highestmodseq, b.uidvalidity),
+     d AS (SELECT m.content_hash, max(m.dup_index) + 1 AS next FROM messages m
+       WHERE m.user_id = ? AND m.content_hash = ANY(?::bytea[]) AND m.mailbox_id =
+         (SELECT x.id FROM mailboxes x WHERE x.user_id = ? AND ${named ? 'x.name = ?' : 'x.id = ?'})
+       GROUP BY m.content_hash)
+     SELECT b.id, b.first, b.highestmodseq, b.uidvalidity, NULL::bytea AS hash, NULL::int AS next
+       FROM b
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, d.content_hash, d.next FROM d`,
+    [
+      THREAD_LOCK,
+      userId,
+      n,
+      named ? mailbox.name : mailbox,
+      userId,
+      userId,
+      n,
+      userId,
+      hashes,
+      userId,
+      named ? mailbox.name : mailbox,
+    ],
   );
-  if (!r.rows.length) {
+  const box = r.rows.find((x) => x.id != null);
+  if (!box) {
     // Which of the two refused it: only on this path, a read of its own.
     const u = await trx('users').where({ id: userId }).first('name', 'route');
     if (u && u.route === 'proxy') throw new errors.MAILBOX_MIGRATING(u.name);
     throw new errors.MAILBOX_NOT_FOUND(named ? mailbox.name : String(mailbox));
   }
+  const next = new Map(
+    r.rows.filter((x) => x.hash != null).map((x) => [x.hash.toString('hex'), Number(x.next)]),
+  );
   // Citus: IDLE sessions are told by the store, not the dropped trigger (citus.js, point 6).
-  await notifyMailboxes(trx, trx, userId, [r.rows[0].id]);
-  return { ...r.rows[0], id: Number(r.rows[0].id) };
+  await notifyMailboxes(trx, trx, userId, [box.id]);
+  return { ...box, id: Number(box.id), next };
 }
 
 /**
  * Runs a transaction again (up to 3 times in all) when PostgreSQL cancelled it as a deadlock
- * victim (40P01): it rolled back whole, so running it again stores the messages once. On Citus a
- * shard move of the rebalancer (block_writes) can close a distributed deadlock with the append's
- * steps, and the cluster cancels the append (packages/store/test/citus-add-node.test.js); the
- * sender must not see that.
+ * victim (40P01), or when its insert met the row of another process's append of the same bytes
+ * that its dup_index read could not see (23505 on the content_hash/dup_index key; allocate): it
+ * rolled back whole, so running it again stores the messages once. On Citus a shard move of
+ * the rebalancer (block_writes) can close a distributed deadlock with the append's steps, and
+ * the cluster cancels the append (packages/store/test/citus-add-node.test.js); the sender must
+ * not see that.
  * @template T
  * @param {() => Promise<T>} fn
  * @returns {Promise<T>}
  */
-async function retryDeadlock(fn) {
+async function retryConflict(fn) {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (err) {
-      if (err.code !== '40P01' || attempt >= 3) throw err;
+      if (!(err.code === '40P01' || isDupIndexConflict(err)) || attempt >= 3) throw err;
     }
   }
 }
 
-/**
- * The next dup_index of each content hash in the mailbox (absent: 0), read in one statement
- * after allocate locked the mailbox row, so no other append of the mailbox runs between this
- * read and the insert (READ COMMITTED: this statement sees every append committed before the
- * lock). Not a subquery in the INSERT's VALUES: Citus refuses those (citus.js).
- * @returns {Promise<Map<string, number>>} hash (hex) → next dup_index
- */
-async function nextDupIndexes(trx, userId, mailboxId, hashes) {
-  const r = await trx.raw(
-    `SELECT content_hash, max(dup_index) + 1 AS next FROM messages
-      WHERE user_id = ? AND mailbox_id = ? AND content_hash = ANY(?::bytea[])
-      GROUP BY content_hash`,
-    [userId, mailboxId, hashes],
-  );
-  return new Map(r.rows.map((x) => [x.content_hash.toString('hex'), Number(x.next)]));
+/** A unique violation of the (user_id, mailbox_id, content_hash, dup_index) key. */
+function isDupIndexConflict(err) {
+  return err.code === '23505' && /content_hash, dup_index\)/.test(err.detail || '');
 }
 
 /**

@@ -203,8 +203,13 @@ function byMailbox(msgs) {
  */
 async function messagesByKeys(db, userId, keys) {
   if (!keys.length) return [];
+  return (await taggedByKeys(db, userId, keys)).map((x) => x.msg);
+}
+
+/** messagesByKeys with the key each message was found by (`via`, hex). */
+async function taggedByKeys(db, userId, keys) {
   const r = await db.raw(
-    `SELECT x.* FROM thread_keys k
+    `SELECT k.key AS via, x.* FROM thread_keys k
       CROSS JOIN LATERAL (
         SELECT ${THREAD_COLUMNS} FROM messages m
          WHERE m.user_id = ? AND m.mailbox_id = k.mailbox_id AND m.uid = k.uid AND NOT m.expunged
@@ -212,19 +217,32 @@ async function messagesByKeys(db, userId, keys) {
       WHERE k.user_id = ? AND k.key = ANY(?::bytea[])`,
     [userId, userId, keys],
   );
-  return r.rows.map(threadMsg);
+  return r.rows.map((x) => ({ via: x.via.toString('hex'), msg: threadMsg(x) }));
 }
 
 /**
  * Adds to `known` every message linked (transitively, through ids) to the given keys: whole
  * link components, one query per step of distance.
  */
-async function expandLinks(db, userId, keys, known, asked) {
+async function expandLinks(db, userId, keys, known, asked, prefetch) {
   let frontier = keys.filter((k) => !asked.has(k.toString('hex')));
-  while (frontier.length) {
+  // Subject keys read with the first step (planThreads): their messages are kept apart, not
+  // followed as links.
+  let extra = prefetch ? prefetch.keys : [];
+  while (frontier.length || extra.length) {
     for (const k of frontier) asked.add(k.toString('hex'));
     const next = new Map();
-    for (const m of await messagesByKeys(db, userId, frontier)) {
+    const found = await taggedByKeys(db, userId, [...frontier, ...extra]);
+    if (extra.length) {
+      for (const k of extra) prefetch.found.set(k.toString('hex'), []);
+      extra = [];
+    }
+    for (const { via, msg: m } of found) {
+      const aside = prefetch && prefetch.found.get(via);
+      if (aside) {
+        aside.push(m);
+        continue;
+      }
       if (known.has(m.key)) continue;
       known.set(m.key, m);
       for (const k of idKeys(m)) {
@@ -347,7 +365,19 @@ async function planThreads(db, userId, rows, { stored }) {
       known.set(m.key, m);
     }
   }
-  await expandLinks(db, userId, seeds, known, asked);
+  // The new messages' own base subjects are the usual subject step's keys (a new message is
+  // mostly its own component's root, or a reply with its root's base subject): read with the
+  // first link step, they save the subject step its round trip (issue 32: a delivery's
+  // statements). Only for appends (not stored): an import's batch has other roots.
+  const prefetch = stored
+    ? null
+    : {
+        keys: [...new Set(rows.map((r) => baseSubject(r.subject)))]
+          .filter(Boolean)
+          .map((b) => keyOf('s:', b)),
+        found: new Map(),
+      };
+  await expandLinks(db, userId, seeds, known, asked, prefetch);
   // Messages without any id are found by their own row.
   const missing = rows.filter((r) => !known.has(`${r.mailbox_id}/${r.uid}`));
   if (missing.length) {
@@ -370,7 +400,12 @@ async function planThreads(db, userId, rows, { stored }) {
   if (bases.size) {
     const subjectKeys = [...bases].map((b) => keyOf('s:', b));
     for (const k of subjectKeys) asked.add(k.toString('hex'));
-    const others = (await messagesByKeys(db, userId, subjectKeys)).filter((m) => !known.has(m.key));
+    const read = prefetch ? prefetch.found : new Map();
+    const unread = subjectKeys.filter((k) => !read.has(k.toString('hex')));
+    const others = [
+      ...subjectKeys.flatMap((k) => read.get(k.toString('hex')) || []),
+      ...(await messagesByKeys(db, userId, unread)),
+    ].filter((m) => !known.has(m.key));
     for (const m of others) known.set(m.key, m);
     await expandLinks(db, userId, others.flatMap(idKeys), known, asked);
   }

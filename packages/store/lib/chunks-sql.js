@@ -70,15 +70,39 @@ function chunksIn(userId, mailboxColumn, opts = {}) {
     if (probe === value) return sql;
     // A longer pattern: its prefix finds the candidates (every text that holds the pattern
     // holds it), the full text decides: reassembled from the pieces, the one place it is kept
-    // (migrations/20261130610200_text_in_pieces_only.js). The function's cost makes PostgreSQL
-    // test it last, on the candidates only.
+    // (migrations/20261130610200_text_in_pieces_only.js), tested after the probe's test.
+    // Bound in text order: the owner inside textOf's subquery, then the pattern.
     const whole = kinds.map(
-      (k) =>
-        `mailgate_message_text(${alias}.user_id, ${alias}.mailbox_id, ${alias}.uid, ` +
-        `${k}::smallint) LIKE ${bind(`%${likeEscape(value)}%`)}`,
+      (k) => `${textOf(alias, k, bind(owner))} LIKE ${bind(`%${likeEscape(value)}%`)}`,
     );
     return `(${sql} AND ${whole.length === 1 ? whole[0] : `(${whole.join(' OR ')})`})`;
   };
 }
 
-module.exports = { chunksIn, PIECE_STEP, PIECE_OVERLAP, EXACT_MAX };
+/**
+ * A message's whole header (kind 0) or body (kind 1) text, read back from its pieces, the one
+ * place it is kept (migrations/20261130610200_text_in_pieces_only.js): the statement reads the
+ * pieces of the row `alias` itself and the pure mailgate_join_pieces joins them
+ * (migrations/20261130610300_join_pieces.js). Not a function that reads the table: on Citus
+ * the statement runs on the user's shard, where such a function is refused; and the user is
+ * named by the statement's own user id, not by the row's column: Citus routes a subquery to
+ * the statement's shard only when its distribution column is that value ("complex joins"
+ * otherwise).
+ * @param {string} alias a `messages` row's alias in the surrounding statement (our constant)
+ * @param {0|1} kind
+ * @param {string} user the user's id in the statement: a placeholder bound to it (`?`), or an
+ *   integer literal
+ * @returns {string} an SQL expression of type text ('' for a text without pieces)
+ */
+function textOf(alias, kind, user) {
+  if (kind !== 0 && kind !== 1) throw new TypeError('textOf: kind is 0 or 1');
+  if (user !== '?' && !/^[0-9]+$/.test(String(user))) {
+    throw new TypeError('textOf: user is a placeholder or an integer');
+  }
+  return (
+    `mailgate_join_pieces(ARRAY(SELECT p.t FROM message_chunks p WHERE p.user_id = ${user} ` +
+    `AND p.mailbox_id = ${alias}.mailbox_id AND p.uid = ${alias}.uid AND p.kind = ${kind} ORDER BY p.seq))`
+  );
+}
+
+module.exports = { chunksIn, textOf, PIECE_STEP, PIECE_OVERLAP, EXACT_MAX };

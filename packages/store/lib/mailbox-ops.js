@@ -7,6 +7,7 @@ const { lockThreads, threadBatch, normId } = require('./thread-ops');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS } = require('./columns');
 const { validateMailboxName, specialUseFor } = require('./names');
 const { notifyMailboxes } = require('./citus');
+const { textOf } = require('./chunks-sql');
 
 /*
  * What an IMAP server and a webmail need beyond import and read: mailbox life cycle
@@ -28,10 +29,7 @@ const SOURCE_COPY_COLUMNS = SOURCE_COLUMNS.filter(
 // (migrations/20261130610200_text_in_pieces_only.js); the insert trigger cuts the copy's pieces
 // and words from it and stores the row without it, as for any new message.
 const TEXT_KIND = Object.freeze({ header_text: 0, body_text: 1 });
-const copiedValue = (c) =>
-  c in TEXT_KIND
-    ? `mailgate_message_text(m.user_id, m.mailbox_id, m.uid, ${TEXT_KIND[c]}::smallint)`
-    : `m.${c}`;
+const copiedValue = (c) => (c in TEXT_KIND ? textOf('m', TEXT_KIND[c], '?') : `m.${c}`);
 
 async function uidsOf(trx, userId, mailboxId) {
   const r = await trx.raw(
@@ -424,7 +422,17 @@ async function copyInTransaction(store, userId, srcId, uids, dstId, opts) {
               + (row_number() OVER (PARTITION BY m.content_hash ORDER BY m.dst) - 1),
               ${copied.map(copiedValue).join(', ')}
          FROM src m LEFT JOIN base b ON b.content_hash = m.content_hash`,
-      [...mapArgs, userId, srcId, userId, dstId, dstId, modseq],
+      // The user once more per text column, bound inside copiedValue's subqueries.
+      [
+        ...mapArgs,
+        userId,
+        srcId,
+        userId,
+        dstId,
+        dstId,
+        modseq,
+        ...copied.filter((c) => c in TEXT_KIND).map(() => userId),
+      ],
     );
     await trx.raw(
       `INSERT INTO message_sources (user_id, mailbox_id, uid, ${SOURCE_COPY_COLUMNS.join(', ')})

@@ -6,6 +6,7 @@ const { useCliSuite } = require('@mailgate/test-support/db');
 const { msg } = require('@mailgate/test-support/mail');
 const { rng } = require('@mailgate/test-support/rng');
 const { singlePostgresOnly } = require('@mailgate/test-support/skip');
+const { textOf } = require('../lib/chunks-sql');
 
 // Issue 30.6: the store took ~15x the mail on disk. Two causes checked here: the GIN pending
 // lists (an import merged them only at its end, and the pages of a list that grew to 1 GB stayed
@@ -84,14 +85,15 @@ test('raw bytes are stored compressed and come back byte for byte; the texts onl
   const r = suite.cli(['import', 'mh', dir, '--user', 'packed', '--json', '--quiet']);
   expect(r.json).toMatchObject({ imported: 20 });
   const { knex } = suite.db;
+  const uid = (await knex('users').where({ name: 'packed' }).first('id')).id;
   const c = await knex.raw(
     `SELECT count(*)::int AS n,
             count(pg_column_compression(s.raw))::int AS raw,
             count(*) FILTER (WHERE m.header_text = '' AND m.body_text = '')::int AS "notInRow",
-            count(*) FILTER (WHERE mailgate_message_text(m.user_id, m.mailbox_id, m.uid, 1::smallint)
-                                   LIKE 'reply %')::int AS "inPieces"
+            count(*) FILTER (WHERE ${textOf('m', 1, uid)} LIKE 'reply %')::int AS "inPieces"
        FROM message_sources s JOIN messages m USING (user_id, mailbox_id, uid)
-       JOIN users u ON u.id = s.user_id WHERE u.name = 'packed'`,
+      WHERE s.user_id = ? AND m.user_id = ?`,
+    [uid, uid],
   );
   // Issue 30.6: the header and body text are kept once, in message_chunks (before
   // 20261130610200 also in the row, compressed: 23 MB of the Enron quarter's 66 MB messages).

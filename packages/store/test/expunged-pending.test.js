@@ -6,6 +6,7 @@ const { likeEscape } = require('@mailgate/query');
 const { useCliSuite, createTestDatabase } = require('@mailgate/test-support/db');
 const { msg, importMessages } = require('@mailgate/test-support/mail');
 const { userAsBefore } = require('./migration-user');
+const { textOf } = require('../lib/chunks-sql');
 
 /*
  * mailboxes.expunged_pending (migrations/20261126000000_expunged_pending.js): the number of a
@@ -67,9 +68,7 @@ describe('expunged_pending: exact count, searches never return hidden messages',
       // The whole texts, read back from their pieces (the only place they are kept since
       // migrations/20261130610200_text_in_pieces_only.js; exact: message-chunks.test.js).
       const kinds = ast.field === 'body' ? [1] : [1, 0];
-      cond = kinds
-        .map((c) => `mailgate_message_text(m.user_id, m.mailbox_id, m.uid, ${c}::smallint) LIKE ?`)
-        .join(' OR ');
+      cond = kinds.map((c) => `${textOf('m', c, user.id)} LIKE ?`).join(' OR ');
       args = kinds.map(() => `%${likeEscape(ast.value.toLowerCase())}%`);
     } else {
       const fn = ast.type === 'word' ? 'plainto_tsquery' : 'phraseto_tsquery';

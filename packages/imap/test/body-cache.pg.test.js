@@ -85,6 +85,26 @@ test('a repeated UID FETCH of the bytes sends no statement, and the same answer'
   }
 });
 
+test('in a read-only mailbox BODY[] and RFC822 set nothing, and are answered from memory', async () => {
+  const c = await RawClient.connect(env.port);
+  try {
+    await c.cmd('a', `LOGIN ann "${PW.ann}"`);
+    await c.cmd('b', 'EXAMINE INBOX');
+    const first = await statements(() => c.cmd('c', 'UID FETCH 5 (BODY[] RFC822)'));
+    expect(first.sql).toHaveLength(1);
+    const again = await statements(() => c.cmd('d', 'UID FETCH 5 (BODY[] RFC822)'));
+    expect(again.sql).toEqual([]);
+    expect(again.result).toBe(first.result.replace(/^c OK/m, 'd OK'));
+    expect(again.result).toMatch(/^\* 5 FETCH \(UID 5 BODY\[\] \{\d+\}\r\n[^]*Subject: ann 4\r\n/m);
+    expect(again.result).not.toMatch(/FLAGS/);
+    const flags = await c.cmd('e', 'UID FETCH 5 (FLAGS)');
+    expect(flags).toMatch(/^\* 5 FETCH \(UID 5 FLAGS \(/m);
+    expect(flags).not.toMatch(/\\Seen/);
+  } finally {
+    c.close();
+  }
+});
+
 test('cached answers are byte-identical to uncached ones over the corpus fixtures', async () => {
   const corpus = corpusDir();
   if (!corpus) {

@@ -80,6 +80,11 @@ async function startImap(o) {
     logger: o.log.child({ component: 'imap' }),
     tls: s.tls,
     limits: s.limits,
+    // MAILGATE_IMAP_BODY_CACHE_MB, validated with the rest of the configuration at start.
+    bodyCache:
+      o.config && o.config.imapBodyCacheMb != null
+        ? { maxBytes: o.config.imapBodyCacheMb * 1024 * 1024 }
+        : undefined,
     onProxiedLogin: migrateOnLogin(o),
   });
   const addresses = [];

@@ -120,6 +120,7 @@ class ImapServer {
     this.onProxiedLogin = opts.onProxiedLogin || null;
     this.routeTimer = null;
     this.credentialTimer = null;
+    this.credentialCheck = null;
     // Message bytes for repeated FETCHes, shared by this server's sessions (body-cache.js).
     this.bodyCache = new BodyCache(
       opts.bodyCache || { maxBytes: loadConfig().imapBodyCacheMb * 1024 * 1024 },
@@ -293,9 +294,14 @@ class ImapServer {
         this.credentialTimer = null;
         return;
       }
-      this.checkCredentials(live).catch((err) =>
-        this.log.warn({ err: err.message }, 'imap: credential check failed'),
-      );
+      // One check at a time: a check slower than the interval (a busy database, a busy
+      // event loop) is not joined by another each tick, which piled statements up behind it.
+      if (this.credentialCheck) return;
+      this.credentialCheck = this.checkCredentials(live)
+        .catch((err) => this.log.warn({ err: err.message }, 'imap: credential check failed'))
+        .finally(() => {
+          this.credentialCheck = null;
+        });
     }, this.limits.idlePollMs);
     this.credentialTimer.unref();
   }
@@ -361,6 +367,9 @@ class ImapServer {
     this.routeTimer = null;
     clearInterval(this.credentialTimer);
     this.credentialTimer = null;
+    // A check in flight ends before the caller closes the service under it (it is bounded
+    // by the probe's timeout).
+    await this.credentialCheck;
     await Promise.all(closed);
   }
 }

@@ -4,6 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { msg } = require('@mailgate/test-support/mail');
 const { statementsDuring } = require('@mailgate/test-support/db');
+const { guardPgClients } = require('@mailgate/test-support/pg-serial');
 const { corpusDir } = require('@mailgate/test-support/corpus');
 const { filesBelow } = require('@mailgate/test-support/files');
 const { hostileMessages } = require('@mailgate/test-support/hostile');
@@ -20,6 +21,9 @@ const { RawClient } = require('./raw-client');
  * wire, the sizes the cache holds.
  */
 
+// Its servers' credential checks once wrote to the store's one credential connection while
+// it was busy (credential-check.pg.test.js): fail on that, not only print pg's deprecation.
+guardPgClients();
 const PW = { ann: 'ann pw 123', bob: 'bob pw 123' };
 const ITEMS =
   'BODY.PEEK[] BODY.PEEK[HEADER] BODY.PEEK[TEXT] BODY.PEEK[1] BODY.PEEK[1.MIME] BODY.PEEK[]<7.300> RFC822.SIZE RFC822.HEADER';

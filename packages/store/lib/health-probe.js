@@ -14,6 +14,13 @@ const { errors } = require('@mailgate/core');
  * finally comes, is used by the next check or closed if the probe was closed meanwhile.
  * A load balancer probing every second during an outage therefore never piles up
  * connections that all land when the database comes back.
+ *
+ * One statement at a time on the kept connection (`exclusive`): callers share it (every
+ * /health request; the IMAP servers of one process ask for credential stamps on their own
+ * timers), and node-postgres only queues a statement sent while another runs, a use it
+ * deprecates (pg@9 refuses it). A caller waits for its turn at most the timeout; a statement
+ * that times out gives its turn up at once and its connection is dropped, so the next caller
+ * never writes behind a hung statement.
  */
 
 // A check that takes longer than this reports the database as down rather than hanging a
@@ -31,6 +38,9 @@ class HealthProbe {
     this.conn = null;
     this.connecting = null;
     this.closed = false;
+    // Settles when the last caller that asked for a turn is done (exclusive).
+    this.turn = Promise.resolve();
+    this.holders = 0;
   }
 
   /** The kept connection, or the one attempt in flight (started if none). */
@@ -66,10 +76,58 @@ class HealthProbe {
   }
 
   /**
+   * Runs `task` when every earlier caller's task is done: the kept connection carries one
+   * statement at a time. Waiting longer than the timeout for the turn is DB_UNAVAILABLE
+   * (the task is then not run).
+   * @template T
+   * @param {() => Promise<T>} task bounded itself (its statements are timed out)
+   * @returns {Promise<T>}
+   */
+  async exclusive(task) {
+    const before = this.turn;
+    let done;
+    const mine = new Promise((resolve) => (done = resolve));
+    // Never rejects: the next caller waits for this one, and this one for the one before,
+    // even when this one gives up waiting.
+    this.turn = before.then(() => mine);
+    const ahead = this.holders++;
+    try {
+      // Nobody ahead: the task starts now, in this tick (one connection attempt per check
+      // burst, health-probe.test.js).
+      if (ahead) {
+        try {
+          await withTimeout(before, this.timeoutMs);
+        } catch {
+          throw down('busy');
+        }
+      }
+      return await task();
+    } finally {
+      this.holders--;
+      done();
+    }
+  }
+
+  /**
+   * One statement on the probe's connection, in its turn (exclusive); a failed or timed-out
+   * statement drops the connection (the next one connects afresh).
+   * @param {string} sql with $1… placeholders
+   * @param {unknown[]} [params]
+   * @returns {Promise<{rows: object[]}>} DB_UNAVAILABLE with fixed text on any failure
+   */
+  query(sql, params = []) {
+    return this.exclusive(() => this.statement(sql, params, false));
+  }
+
+  /**
    * One `SELECT 1`; on a broken kept connection, once more on a fresh one.
    * @throws DB_UNAVAILABLE (fixed text: /health is unauthenticated, no driver detail leaks)
    */
   async ping() {
+    await this.exclusive(() => this.statement('SELECT 1', [], true));
+  }
+
+  async statement(sql, params, retry) {
     for (let attempt = 0; ; attempt++) {
       const reused = Boolean(this.conn);
       let conn;
@@ -79,12 +137,11 @@ class HealthProbe {
         throw down('cannot connect');
       }
       try {
-        await withTimeout(conn.query('SELECT 1'), this.timeoutMs);
-        return;
+        return await withTimeout(conn.query(sql, params), this.timeoutMs);
       } catch {
         // A timed-out query leaves the connection busy: replace it.
         this.drop(conn);
-        if (!reused || attempt > 0) throw down('no answer');
+        if (!retry || !reused || attempt > 0) throw down('no answer');
       }
     }
   }

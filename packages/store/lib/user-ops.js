@@ -1,7 +1,7 @@
 'use strict';
 
 const { errors } = require('@mailgate/core');
-const { HealthProbe, PROBE_TIMEOUT_MS } = require('./health-probe');
+const { HealthProbe } = require('./health-probe');
 const { perUserPartitions } = require('./citus');
 const { validateUserName } = require('./names');
 
@@ -116,19 +116,16 @@ async function credentialStamps(store, names) {
   // asks every IMAP_IDLE_POLL_MS, and that must neither wait for nor take a pooled
   // connection from user work.
   if (!store.credentialProbe) store.credentialProbe = new HealthProbe(store.knex);
-  const probe = store.credentialProbe;
-  const conn = await probe.connection();
+  // probe.query: one statement at a time on that connection, whoever asks (several IMAP
+  // servers of a process share the store), bounded by the probe's timeout; a failed or
+  // timed-out statement replaces the connection.
   try {
-    const r = await withTimeout(
-      conn.query(
-        `SELECT name, md5(coalesce(password_hash, '')) AS stamp FROM users WHERE name = ANY($1)`,
-        [names],
-      ),
-      PROBE_TIMEOUT_MS,
+    const r = await store.credentialProbe.query(
+      `SELECT name, md5(coalesce(password_hash, '')) AS stamp FROM users WHERE name = ANY($1)`,
+      [names],
     );
     return new Map(r.rows.map((x) => [x.name, x.stamp]));
   } catch (err) {
-    probe.drop(conn); // a timed-out or broken connection is replaced at the next check
     throw new errors.DB_UNAVAILABLE(`credential check: ${err.message}`);
   }
 }
@@ -139,14 +136,6 @@ async function credentialStamps(store, names) {
  */
 async function closeCredentialProbe(store) {
   if (store.credentialProbe) await store.credentialProbe.close();
-}
-
-function withTimeout(promise, ms) {
-  let timer;
-  const timeout = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('timeout')), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -103,3 +103,51 @@ test('an idle connection the server drops is forgotten, not fatal', async () => 
   client.pending[1].resolve(fakeConnection());
   await q;
 });
+
+test('callers at once take turns on the connection, in the order they asked', async () => {
+  const client = fakeClient();
+  const probe = new HealthProbe({ client }, { timeoutMs: 60000 });
+  // A connection that answers when told and counts statements sent while it is busy.
+  const answers = [];
+  let busy = false;
+  let overlaps = 0;
+  const conn = fakeConnection(() => {
+    if (busy) overlaps++;
+    busy = true;
+    return new Promise((resolve) => answers.push(resolve)).finally(() => (busy = false));
+  });
+  const asked = [probe.query('a'), probe.query('b'), probe.ping(), probe.query('c')];
+  client.pending[0].resolve(conn);
+  for (let i = 0; i < asked.length; i++) {
+    while (answers.length <= i) await new Promise((r) => setImmediate(r));
+    expect(conn.queries).toBe(i + 1); // the next one is sent only after this answer
+    answers[i]({ rows: [{ i }] });
+  }
+  const [a, b, , c] = await Promise.all(asked);
+  expect([a.rows[0].i, b.rows[0].i, c.rows[0].i]).toEqual([0, 1, 3]);
+  expect(overlaps).toBe(0);
+  expect(client.attempts).toBe(1);
+});
+
+test('a hung statement gives its turn up: the caller behind it runs on a fresh connection', async () => {
+  const client = fakeClient();
+  const probe = new HealthProbe({ client }, { timeoutMs: 50 });
+  const hanging = fakeConnection(() => new Promise(() => {}));
+  const hung = probe.query('hangs');
+  client.pending[0].resolve(hanging);
+  while (hanging.queries < 1) await new Promise((r) => setImmediate(r));
+  // From now on a connection is there at once (only the hung statement's timeout is timed).
+  const fresh = fakeConnection();
+  client.acquireRawConnection = () => {
+    client.attempts++;
+    return Promise.resolve(fresh);
+  };
+  // Asked after the hung statement was sent: its wait for the turn ends after that timeout.
+  const next = probe.query('next');
+  await expect(hung).rejects.toEqual(coded);
+  await expect(next).resolves.toEqual({ rows: [{ '?column?': 1 }] });
+  expect(client.destroyed).toBe(1);
+  expect(client.attempts).toBe(2);
+  expect(hanging.queries).toBe(1); // nothing more on the dropped connection
+  expect(fresh.queries).toBe(1);
+});

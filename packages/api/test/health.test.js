@@ -1,10 +1,14 @@
 'use strict';
 
+const { guardPgClients } = require('@mailgate/test-support/pg-serial');
 const { useApi } = require('./helpers');
 
 // Issue 17 item 2: "/health never waits behind user work". Streams have their own cap, but
 // ordinary requests (searches, pages) can hold every pooled connection at once; the health
 // check must still answer at once, from its own connection, and still see a dead database.
+// The check's one connection is shared by every request: a statement sent to it while it
+// runs another fails the test (pg-serial.js; store test/probe-turns.test.js).
+guardPgClients();
 const t = useApi();
 
 async function health() {
@@ -87,4 +91,12 @@ test('the health connection is replaced when the server drops it', async () => {
   const r = await health();
   expect(r.status).toBe(200);
   expect(r.body.db).toBe('ok');
+});
+
+test('checks at once (a load balancer and a monitor) all answer, one statement at a time', async () => {
+  const answers = await Promise.all(Array.from({ length: 6 }, () => health()));
+  for (const r of answers) {
+    expect(r.status).toBe(200);
+    expect(r.body.db).toBe('ok');
+  }
 });

@@ -55,7 +55,14 @@ async function syncView(s, opts = {}) {
   }
   const last = v.uids.length ? v.uids[v.uids.length - 1] : 0;
   let fresh = [];
-  if (Number(status.uidnext) > v.uidnext) fresh = await uidsAfter(be, v.name, last);
+  // New uids are looked for when UIDNEXT moved, and also when HIGHESTMODSEQ moved while uids
+  // above the last one seen were handed out: an import allocates a batch's uids before its
+  // rows commit (store import-ops.js) and moves HIGHESTMODSEQ again at that commit, so a look
+  // between the two saw UIDNEXT move with no row behind it.
+  const gap = Number(status.uidnext) > last + 1;
+  if (Number(status.uidnext) > v.uidnext || (moved && gap)) {
+    fresh = await uidsAfter(be, v.name, last);
+  }
   const newUids = fresh.filter((u) => !gone.has(u));
   const added = v.add(newUids);
   v.uidnext = Math.max(v.uidnext, Number(status.uidnext));

@@ -30,7 +30,7 @@ beforeAll(async () => {
   await be.append('INBOX', msg({ subject: 'before' }), {});
   await be.close();
   // "Another process": its own service, store and pool on the same database.
-  otherKnex = Knex({ client: 'pg', connection: env.db.url, pool: { min: 0, max: 2 } });
+  otherKnex = Knex({ client: 'pg', connection: env.db.url, pool: { min: 0, max: 4 } });
   otherHome = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-imap-other-'));
   other = await createMailService({
     knex: otherKnex,
@@ -96,4 +96,67 @@ test('one LISTEN connection per process, whatever the number of idling sessions'
   for (const c of clients) await c.waitFor(/^\* 3 EXISTS\r\n/m, 15000);
   await be.close();
   for (const c of clients) c.close();
+});
+
+test('imported mail reaches an IDLE session when its rows commit, not at uid allocation', async () => {
+  // An import allocates a batch's uids in a transaction of its own (the mailbox trigger
+  // notifies then), and commits the rows later: the push must come with the rows. The batch
+  // is held before its commit by the user's thread lock (thread-ops.js lockThreads, taken
+  // in the batch's transaction), so the early push is seen, looked at, and found empty.
+  const c = await RawClient.connect(env.port);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-imap-idle-import-'));
+  // A pool of the test's own: the hold and the lock watch never wait behind the server's.
+  const side = Knex({ client: 'pg', connection: env.db.url, pool: { min: 0, max: 2 } });
+  const hold = await side.client.acquireConnection();
+  let held = false;
+  try {
+    await c.cmd('a', `LOGIN erin "${PW.erin}"`);
+    const exists = Number(/^\* (\d+) EXISTS/m.exec(await c.cmd('b', 'SELECT INBOX'))[1]);
+    c.write('c IDLE\r\n');
+    await c.waitFor(/^\+ [^\r\n]*\r\n/m);
+    await env.service.store.mailboxChanges().ready();
+    const { id: userId } = await env.db.knex('users').where({ name: 'erin' }).first('id');
+    await hold.query('BEGIN');
+    await hold.query('SELECT pg_advisory_xact_lock($1, $2)', [0x74687264, userId]);
+    held = true;
+    const file = path.join(dir, 'in.mbox');
+    const mail = [msg({ subject: 'imported one' }), msg({ subject: 'imported two' })];
+    fs.writeFileSync(
+      file,
+      mail.map((m) => `From a@example.org Sat Nov 28 00:00:00 2026\n${m}\n`).join(''),
+    );
+    const importing = other.transfer.importMail({
+      kind: 'mbox',
+      paths: [file],
+      user: 'erin',
+      mailbox: 'INBOX',
+      progress: false,
+    });
+    // The batch waits for the thread lock: its uids are allocated (and were notified).
+    for (;;) {
+      const { rows } = await side.raw(
+        `SELECT count(*)::int AS n FROM pg_locks
+          WHERE locktype = 'advisory' AND NOT granted AND objid = ?`,
+        [userId],
+      );
+      if (rows[0].n > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The session's look at the early push finds no new row (not committed): let it happen.
+    await new Promise((r) => setTimeout(r, 500));
+    await hold.query('ROLLBACK');
+    held = false;
+    const report = await importing;
+    expect(report.imported).toBe(2);
+    // The fallback poll is ten minutes away: only a push at the commit brings this.
+    await c.waitFor(new RegExp(`^\\* ${exists + 2} EXISTS\\r\\n`, 'm'), 30000);
+    c.write('DONE\r\n');
+    await c.waitFor(/^c OK/m);
+  } finally {
+    if (held) await hold.query('ROLLBACK');
+    await side.client.releaseConnection(hold);
+    await side.destroy();
+    c.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -512,11 +512,24 @@ async function commitBatch(store, userId, plan, batch, opts = {}) {
         [JSON.stringify(batch.checkpoint), userId, batch.jobId],
       );
     }
+    // The batch's uids and modseq were allocated by prepareBatch in a transaction of its own,
+    // which moved UIDNEXT and HIGHESTMODSEQ (and NOTIFYd, by the mailboxes trigger) before
+    // these rows existed: an IDLE session that looked then saw nothing new, and a list cache
+    // that read the mailbox then holds it as exact at that HIGHESTMODSEQ. HIGHESTMODSEQ moves
+    // again here, last (the row lock is held only to the commit), so the stamp changes when
+    // the rows become visible: the trigger NOTIFYs at this commit, and a cache read in between
+    // sees a new stamp (its row count then tells it to reload).
+    const touched = [...new Set(plan.msgRows.map((r) => r.mailbox_id))];
+    if (touched.length) {
+      await client.query(
+        `UPDATE mailboxes SET highestmodseq = highestmodseq + 1
+          WHERE user_id = $1 AND id = ANY($2::int[])`,
+        [userId, touched],
+      );
+    }
     // Citus: IDLE sessions are told by the store, not the dropped trigger (citus.js, point 6),
-    // when the batch's messages become visible (its uids were allocated by prepareBatch).
-    await notifyMailboxes(store.knex, client, userId, [
-      ...new Set(plan.msgRows.map((r) => r.mailbox_id)),
-    ]);
+    // when the batch's messages become visible.
+    await notifyMailboxes(store.knex, client, userId, touched);
     await client.query('COMMIT');
     lap('commitMs');
     return {

@@ -10,7 +10,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { runBench } = require('./runner');
+const { runBench, REQUESTS } = require('./runner');
 const { machineFacts } = require('./machine');
 const { writeReport } = require('./report');
 const { errors } = require('@mailgate/core');
@@ -109,6 +109,13 @@ function addBenchCommand(program, ctx) {
       positiveInt('--cold-runs'),
       1,
     )
+    .option(
+      '--requests <list>',
+      'time only these requests, e.g. first_open,headers_list (the mailboxes are still ' +
+        'built and loaded): ' +
+        REQUESTS.filter((r) => r !== 'import').join(', '),
+      list(REQUESTS, 'request'),
+    )
     .option('--json', 'print the results.json object on stdout')
     .action(async (o) => {
       const corpus = o.corpus || defaultCorpus();
@@ -133,6 +140,7 @@ function addBenchCommand(program, ctx) {
         budget: o.budget,
         cold: !!o.cold,
         coldRuns: o.coldRuns,
+        requests: o.requests,
         log,
         config: ctx.config,
       });

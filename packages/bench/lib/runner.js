@@ -67,6 +67,7 @@ const timedMs = (res, t0) => {
  * @param {boolean} o.cold also time cold requests
  * @param {number} [o.coldRuns] cold samples per request (each after its own restart and cache
  *   drop; the median is reported), default 1
+ * @param {string[]} [o.requests] time only these requests (REQUESTS names); default all
  * @param {boolean} [o.dropCaches] false: never drop the page cache (tests)
  * @param {(s: string) => void} [o.log] progress on stderr
  * @param {object} [o.config] mailgate config (loadConfig())
@@ -170,8 +171,11 @@ async function runBench(o) {
         mark = t;
       };
       // An adapter with `requests` (es) answers only those; the others are reported, once.
-      const applies = (request) => !b.requests || b.requests.has(request);
-      const skipped = REQUESTS.filter((r) => !applies(r));
+      const offered = (request) => !b.requests || b.requests.has(request);
+      // --requests: a run restricted to some requests (import, the load, is always made).
+      const applies = (request) =>
+        offered(request) && (!o.requests || o.requests.includes(request));
+      const skipped = REQUESTS.filter((r) => !offered(r));
       if (skipped.length) {
         const note = `${name}: not applicable: ${skipped.join(', ')}`;
         log(`  ${note}`);

@@ -229,6 +229,29 @@ describe('harness', () => {
     expect(run.notes.join('\n')).not.toMatch(/cold samples/);
   });
 
+  test('--requests: only the named requests are timed, warm and cold; the load always', async () => {
+    let restarts = 0;
+    const run = await runSmall(30, {
+      backends: ['a'],
+      runs: 1,
+      cold: true,
+      coldRuns: 2,
+      dropCaches: false,
+      requests: ['headers'],
+      createBackend: (name) => {
+        const b = fakeBackend(name);
+        b.restart = async () => {
+          restarts++;
+          return {};
+        };
+        return b;
+      },
+    });
+    const rows = run.results.map((r) => `${r.request}/${r.phase}`).sort();
+    expect(rows).toEqual(['headers/cold', 'headers/warm', 'import/warm']);
+    expect(restarts).toBe(2);
+  });
+
   test('the first open is timed cold too, after a reconnect that does not open the mailbox', async () => {
     const opens = [];
     let restarted = false;

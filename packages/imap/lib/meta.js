@@ -204,10 +204,23 @@ async function metaFor(be, view, user, uids, parts = ALL_PARTS) {
       out.set(uid, m);
     } else still.push(uid);
   }
-  missing = still;
-  // RAW_BATCH per getRawMany call (one query on pg), not one getRaw round trip each.
-  for (let i = 0; i < missing.length; i += RAW_BATCH) {
-    const batch = missing.slice(i, i + RAW_BATCH);
+  return derivedMeta(be, view, user, still, out);
+}
+
+/**
+ * Metadata of uids the store keeps none for, derived from their bytes (read RAW_BATCH per
+ * getRawMany call: one query on pg, not one getRaw round trip each) and held in memory only.
+ * @param {object} be the session's MailBackend
+ * @param {{name: string, uidvalidity: number, identity?: string|null}} view
+ * @param {string} user
+ * @param {number[]} uids without kept metadata
+ * @param {Map<number, object>} [out] added to and returned
+ * @returns {Promise<Map<number, object>>} uid → metadata (expunged messages are missing)
+ */
+async function derivedMeta(be, view, user, uids, out = new Map()) {
+  const prefix = mailboxScope(user, view);
+  for (let i = 0; i < uids.length; i += RAW_BATCH) {
+    const batch = uids.slice(i, i + RAW_BATCH);
     const raws = await be.getRawMany(view.name, batch);
     batch.forEach((uid) => {
       const raw = raws.get(uid);
@@ -222,6 +235,52 @@ async function metaFor(be, view, user, uids, parts = ALL_PARTS) {
 
 const ALL_PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
 
+/** Bytes of packed list-view reads kept in memory over all sessions of this process. */
+const PACKED_BYTES = 64 * 1024 * 1024;
+// (user, mailbox, UIDVALIDITY) → packed reads of it, least recently used first.
+const packedCache = new Map();
+let packedBytes = 0;
+const packedSize = (p) => p.fields.length + 24 * p.uids.length + 256;
+
+/**
+ * The kept header lines and sizes of the messages with uid in [lo, hi], packed (service
+ * getImapFieldsRange: one statement, one row): from memory when an earlier read of this
+ * mailbox covered the range, else read and kept. Kept as read, a few large strings and number
+ * arrays, not an object per message: the garbage collector has little to copy (issue 35.3). A
+ * uid's lines never change; a message kept after the read (a backfill) is missing from it and
+ * is derived by the caller, as any message without kept lines.
+ * @param {object} be the session's MailBackend (has getImapFieldsRange)
+ * @param {{name: string, uidvalidity: number, identity?: string|null}} view
+ * @param {string} user
+ * @param {number} lo
+ * @param {number} hi
+ * @returns {Promise<{uids: number[], sizes: number[], ends: number[], fields: string}>}
+ */
+async function packedFields(be, view, user, lo, hi) {
+  const scope = mailboxScope(user, view);
+  const list = packedCache.get(scope);
+  if (list) {
+    const hit = list.find((p) => p.lo <= lo && p.hi >= hi);
+    packedCache.delete(scope);
+    packedCache.set(scope, list);
+    if (hit) return hit.packed;
+  }
+  const packed = await be.getImapFieldsRange(view.name, lo, hi);
+  const size = packedSize(packed);
+  if (size > PACKED_BYTES) return packed;
+  const mine = packedCache.get(scope) || [];
+  mine.push({ lo, hi, packed, size });
+  packedCache.delete(scope);
+  packedCache.set(scope, mine);
+  packedBytes += size;
+  for (const [k, entries] of packedCache) {
+    if (packedBytes <= PACKED_BYTES) break;
+    while (entries.length && packedBytes > PACKED_BYTES) packedBytes -= entries.shift().size;
+    if (!entries.length) packedCache.delete(k);
+  }
+  return packed;
+}
+
 module.exports = {
   FIELDS,
   coveredItem,
@@ -230,5 +289,7 @@ module.exports = {
   headerFieldsText,
   headerFieldsItem,
   metaFor,
+  derivedMeta,
+  packedFields,
   MetaCache,
 };

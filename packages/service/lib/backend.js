@@ -53,6 +53,8 @@ const OPERATIONS = Object.freeze([
   // Derived IMAP metadata kept beside a message (ENVELOPE, BODYSTRUCTURE, common header
   // lines): what lets an IMAP server answer a first sync without reading every message.
   'getImapMeta',
+  // The list-view part of it (header lines, RFC822.SIZE) for a uid range, packed in one value.
+  'getImapFieldsRange',
   // getRawMany with the mailbox's status from the same read: an IMAP FETCH of message bytes
   // checks its selected mailbox and reads the bytes in one round trip.
   'getRawWithStatus',

@@ -446,6 +446,19 @@ class PgBackend extends MailBackend {
   async getImapMeta(mailbox, uids, opts = {}) {
     return this.store.getImapMeta(this.user.id, byName(mailbox), uids, opts);
   }
+
+  /**
+   * The kept list-view header lines and RFC822.SIZE of the messages with uid in [lo, hi],
+   * packed into one text and three lists (store getImapFieldsRange): a whole mailbox's list
+   * view in one row, no object per message.
+   * @param {string} mailbox
+   * @param {number} lo
+   * @param {number} hi
+   * @returns {Promise<{uids: number[], sizes: number[], ends: number[], fields: string}>}
+   */
+  async getImapFieldsRange(mailbox, lo, hi) {
+    return this.store.getImapFieldsRange(this.user.id, byName(mailbox), lo, hi);
+  }
 }
 
 function emptyRow(raw) {

@@ -62,6 +62,56 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
 }
 
 /**
+ * The kept header lines (`fields`) and RFC822.SIZE of the messages whose uid is in [lo, hi],
+ * packed: one row whatever the count, the lines of every message joined into one text in uid
+ * order, and the uids, sizes and end offsets as three comma-joined lists. A list view of a
+ * whole mailbox (FETCH 1:* of FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS (…)]) read as one
+ * row per message cost more in the new IMAP process than the database did: 21,282 row
+ * objects and their strings, kept alive through the command, made the first FETCH after a
+ * restart spend ~40% of its time collecting garbage (issue 35.3, bench/results/
+ * imap-cold-listview-2026-11-30). Packed, the client makes a few large strings, no object
+ * per message. Only `fields` is read: ENVELOPE/BODYSTRUCTURE stay out of the answer.
+ * @param {import('./pg-store').PgStore} store
+ * @param {number} userId
+ * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
+ * @param {number} lo first uid
+ * @param {number} hi last uid
+ * @returns {Promise<{uids: number[], sizes: number[], ends: number[], fields: string}>}
+ *   messages without kept metadata are absent; `fields` holds latin1 text (one char per
+ *   byte), message i's lines are fields.slice(ends[i - 1] || 0, ends[i])
+ */
+async function getImapFieldsRange(store, userId, mailbox, lo, hi) {
+  const { mailbox: mb, rows } = await inMailbox(
+    store.knex,
+    userId,
+    mailbox,
+    // ORDER BY in each aggregate: the three lists and the text must agree message by message;
+    // the primary key's index gives that order already, so there is nothing to sort.
+    `SELECT count(*) AS n,
+            string_agg(i.uid::text, ',' ORDER BY i.uid) AS uids,
+            string_agg(i.size::text, ',' ORDER BY i.uid) AS sizes,
+            string_agg(length(i.fields)::text, ',' ORDER BY i.uid) AS lens,
+            string_agg(i.fields, '' ORDER BY i.uid) AS fields
+       FROM message_imap i
+      WHERE i.user_id = ? AND i.mailbox_id = b.id AND i.uid BETWEEN ? AND ?`,
+    [userId, lo, hi],
+    'n',
+  );
+  mustExist(mailbox, mb);
+  const x = rows[0];
+  if (!x || !Number(x.n)) return { uids: [], sizes: [], ends: [], fields: '' };
+  const ends = x.lens.split(',');
+  let at = 0;
+  for (let i = 0; i < ends.length; i++) ends[i] = at += Number(ends[i]);
+  return {
+    uids: x.uids.split(',').map(Number),
+    sizes: x.sizes.split(',').map(Number),
+    ends,
+    fields: x.fields || '',
+  };
+}
+
+/**
  * Messages of a user without kept metadata, with their bytes, in (mailbox, uid) order: the
  * backfill's next batch. Resumable by construction: what a finished batch wrote is not
  * returned again. Messages whose metadata cannot be kept (NUL bytes) are skipped by passing
@@ -115,4 +165,4 @@ async function putImapMeta(store, userId, list) {
   return r.rowCount;
 }
 
-module.exports = { getImapMeta, messagesWithoutImapMeta, putImapMeta };
+module.exports = { getImapMeta, getImapFieldsRange, messagesWithoutImapMeta, putImapMeta };

@@ -178,7 +178,10 @@ const CONCERNS = {
     ],
   ],
   // the IMAP server's stored metadata (imap-meta-ops.js)
-  imapMeta: [imapMeta, ['getImapMeta', 'messagesWithoutImapMeta', 'putImapMeta']],
+  imapMeta: [
+    imapMeta,
+    ['getImapMeta', 'getImapFieldsRange', 'messagesWithoutImapMeta', 'putImapMeta'],
+  ],
   // fleet migration jobs (fleet-ops.js)
   fleet: [
     fleet,

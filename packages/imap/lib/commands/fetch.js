@@ -28,13 +28,25 @@ const { announceKeywords } = require('../keywords');
 const { describe } = require('@mailgate/mime/structure');
 const { parseTree, nodeAt } = require('@mailgate/mime/tree');
 const { StructureCache, mailboxScope } = require('../cache');
-const { coveredItem, partsFor, headerFields, headerFieldsItem, metaFor } = require('../meta');
+const {
+  coveredItem,
+  partsFor,
+  headerFields,
+  headerFieldsItem,
+  metaFor,
+  derivedMeta,
+  packedFields,
+} = require('../meta');
 const { toCrlf } = require('@mailgate/mime/crlf');
 
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
 const META_CHUNK = 2000;
 const META_READ = 25000;
+// A list view of at least PACKED_MIN messages is read packed, PACKED_READ messages per read
+// (~0.5 KB of header lines a message: a few MB per read, however large the mailbox).
+const PACKED_MIN = 256;
+const PACKED_READ = 25000;
 // Bytes of FETCH responses per socket write on the kept-metadata path.
 const WRITE_BYTES = 256 * 1024;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
@@ -242,6 +254,10 @@ async function runFetch(s, args, byUid) {
   const rawItems = items.filter(needsMessage);
   const caps = s.backend.capabilities;
   if (rawItems.length && rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) {
+    if (packedListView(rawItems, targets, v, caps)) {
+      await writeListView(ctx, targets, rows);
+      return;
+    }
     const w = new WireBuffer(WRITE_BYTES + 65536);
     // The kept metadata read META_READ messages per call (one statement on pg when it is all
     // kept): read per 2,000-message chunk, a cold first sync of 21,282 messages made 11
@@ -315,6 +331,97 @@ async function runFetch(s, args, byUid) {
       return;
     }
     s.socket.uncork();
+    if (s.socket.writableNeedDrain) await s.drain();
+  }
+}
+
+/**
+ * Whether a FETCH is a list view answered from packed reads (writeListView): its message items
+ * are only RFC822.SIZE and top-level header fields the kept lines cover (no ENVELOPE, BODY or
+ * BODYSTRUCTURE), for many messages whose uids fill most of their range (a range read then
+ * reads little that is not asked for).
+ * @param {Array<{name: string}>} rawItems covered items (coveredItem)
+ * @param {number[]} targets sequence numbers, ascending
+ * @param {object} v the view
+ * @param {Set<string>} caps the backend's capabilities
+ */
+function packedListView(rawItems, targets, v, caps) {
+  if (!caps.has('getImapFieldsRange') || targets.length < PACKED_MIN) return false;
+  if (!rawItems.every((i) => i.name === 'RFC822.SIZE' || i.name === 'BODY[]')) return false;
+  const span = v.uidAt(targets[targets.length - 1]) - v.uidAt(targets[0]) + 1;
+  return targets.length * 2 >= span;
+}
+
+/**
+ * A list view (FLAGS, RFC822.SIZE, BODY.PEEK[HEADER.FIELDS (…)] of many messages) from the
+ * kept header lines read PACKED_READ messages at a time, packed (getImapFieldsRange: one
+ * row per read, no object per message; kept in memory as read, meta.js packedFields), the next
+ * read running while this one is written. What made a first list view after a restart slow
+ * was the garbage collector copying 21,282 row objects and their strings kept in memory (~40%
+ * of the FETCH, issue 35.3). Messages without kept lines are derived from their bytes. The
+ * bytes are those metaItemsWrite writes on the other path (test/list-view.pg.test.js).
+ * @param {object} ctx
+ * @param {number[]} targets sequence numbers, ascending
+ * @param {Map<number, object>} rows header rows by uid
+ */
+async function writeListView(ctx, targets, rows) {
+  const { s, v } = ctx;
+  const w = new WireBuffer(WRITE_BYTES + 65536);
+  const read = (r) => {
+    const part = targets.slice(r, r + PACKED_READ);
+    const got = packedFields(
+      s.backend,
+      v,
+      s.user,
+      v.uidAt(part[0]),
+      v.uidAt(part[part.length - 1]),
+    );
+    // Awaited below; an error of a read that is not awaited (the session closed) is dropped.
+    got.catch(() => {});
+    return { part, got };
+  };
+  let next = read(0);
+  for (let r = 0; r < targets.length; r += PACKED_READ) {
+    const { part, got } = next;
+    const packed = await got;
+    if (s.closed) return;
+    if (r + PACKED_READ < targets.length) next = read(r + PACKED_READ);
+    // Each target's index in the packed lists (-1: no kept lines), by one merge of the two
+    // ascending uid lists.
+    const at = new Int32Array(part.length);
+    const missing = [];
+    const pu = packed.uids;
+    for (let i = 0, j = 0; i < part.length; i++) {
+      const uid = v.uidAt(part[i]);
+      while (j < pu.length && pu[j] < uid) j++;
+      if (j < pu.length && pu[j] === uid) at[i] = j;
+      else {
+        at[i] = -1;
+        missing.push(uid);
+      }
+    }
+    // Derived from their bytes (the store keeps nothing for them: no second read of it).
+    const derived = missing.length ? await derivedMeta(s.backend, v, s.user, missing) : null;
+    if (s.closed) return;
+    const { ends, sizes, fields } = packed;
+    for (let i = 0; i < part.length; i++) {
+      const seq = part[i];
+      const uid = v.uidAt(seq);
+      const j = at[i];
+      const meta =
+        j >= 0
+          ? { size: sizes[j], fields: fields.slice(j ? ends[j - 1] : 0, ends[j]) }
+          : derived.get(uid);
+      if (!meta) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
+      w.text(`* ${seq} FETCH (`);
+      metaItemsWrite(ctx, uid, rows.get(uid), meta, w);
+      w.text(')\r\n');
+      if (w.off >= WRITE_BYTES) {
+        s.send(w.take());
+        if (s.socket.writableNeedDrain) await s.drain();
+      }
+    }
+    if (w.off) s.send(w.take());
     if (s.socket.writableNeedDrain) await s.drain();
   }
 }

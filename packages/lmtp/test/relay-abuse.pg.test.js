@@ -47,8 +47,9 @@ function until(cond) {
  */
 function startOldServer() {
   const sockets = new Set();
-  const state = { mode: 'stall', stalled: 0, answered: 0 };
+  const state = { mode: 'stall', stalled: 0, answered: 0, connections: 0 };
   const server = net.createServer((s) => {
+    state.connections++;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
     s.on('error', () => {});
@@ -169,6 +170,8 @@ test('a stalling old server holds only the relay slots; the rest answer 451 4.3.
     for (const r of busy) expect(r.text).toMatch(/^451 4\.3\.2 <pat@example\.com> /);
     // The stalled ones are still waiting on the old server (nothing answered them yet).
     expect(old.state.stalled).toBe(limit);
+    // A refused relay never reached the old server: the slot is taken before connecting.
+    expect(old.state.connections).toBe(limit);
 
     // The old server drops its connections: the stalled relays end 451 4.4.1…
     old.state.mode = 'answer';
@@ -183,6 +186,7 @@ test('a stalling old server holds only the relay slots; the rest answer 451 4.3.
     const r = await within(later.reply());
     expect(r && r.text).toMatch(/^250 2\.0\.0 <pat@example\.com> Relayed upstream: /);
     expect(old.state.answered).toBe(1);
+    expect(old.state.connections).toBe(limit + 1);
   } finally {
     for (const c of clients) c.socket.destroy();
     if (old) old.dropAll();

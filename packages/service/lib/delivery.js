@@ -210,28 +210,30 @@ function createDelivery(service) {
      */
     async deliver(rcpt, raw, opts = {}) {
       if (rcpt.relay) {
-        // Connected and greeted first; only the transaction runs under the gate, so a slow or
-        // silent upstream does not hold a pooled connection while it is being reached.
-        const relayed = await relayMessage(
-          rcpt.relay,
-          { sender: opts.sender || '', recipient: rcpt.address, raw, name: hostname },
-          async (send) => {
-            // No queue: a slot is free now or the MTA retries later (it keeps the message), so
-            // an old server that stalls takes at most `relayLimit` connections of the pool.
-            relayLimit ??= relayConcurrency(service);
-            if (relaying >= relayLimit) throw new errors.RELAY_BUSY(relayLimit);
-            relaying++;
-            try {
-              return await service.store.withDeliveryGate(rcpt.user.id, async (u) => {
+        // The relay slot is taken before connecting: no queue, a slot is free now or the MTA
+        // retries later (it keeps the message), and a refused relay never reaches the old
+        // server (it opened and closed a connection there once). An old server that stalls
+        // takes at most `relayLimit` connections of the pool.
+        relayLimit ??= relayConcurrency(service);
+        if (relaying >= relayLimit) throw new errors.RELAY_BUSY(relayLimit);
+        relaying++;
+        let relayed;
+        try {
+          // Connected and greeted first; only the transaction runs under the gate, so a slow
+          // or silent upstream does not hold a pooled connection while it is being reached.
+          relayed = await relayMessage(
+            rcpt.relay,
+            { sender: opts.sender || '', recipient: rcpt.address, raw, name: hostname },
+            (send) =>
+              service.store.withDeliveryGate(rcpt.user.id, async (u) => {
                 if (u.route !== 'proxy') return null; // cut over since RCPT: stored here below
                 if (u.hold) throw new errors.MAILBOX_MIGRATING(rcpt.user.name);
                 return send();
-              });
-            } finally {
-              relaying--;
-            }
-          },
-        );
+              }),
+          );
+        } finally {
+          relaying--;
+        }
         if (relayed) return { relayed, upstream: relayTargetText(rcpt.relay) };
       }
       const be = await service.openBackend('pg', rcpt.user);

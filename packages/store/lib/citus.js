@@ -39,6 +39,9 @@
  *      coordinator, in the session's own transaction (the one Citus commits last, never
  *      PREPAREd), so it is delivered at commit and dropped at rollback, to the coordinator's
  *      LISTEN connections (change-feed.js) — what the trigger does on a single PostgreSQL.
+ *   7. Sizes on disk (disk-ops.js relationSizes): the coordinator's copy of a distributed or
+ *      reference table is an empty shell; its bytes are those of its shards on the workers
+ *      (shardSizes), and the database's those of every node.
  *
  * Must never: hold SQL that is not about these differences, or be a second store.
  */
@@ -267,8 +270,89 @@ async function vacuumSharedPartitions(knex) {
   await knex.raw(`VACUUM (ANALYZE) ${parts.map((t) => `${t.name}_all`).join(', ')}`);
 }
 
+// One shard's sizes, run by run_command_on_shards on the shard's node (`%1$s`: its name).
+const SHARD_SIZES = `SELECT json_build_object(
+    'heap', pg_relation_size('%1$s', 'main') + pg_relation_size('%1$s', 'fsm')
+            + pg_relation_size('%1$s', 'vm'),
+    'toast', COALESCE(pg_total_relation_size(NULLIF(
+               (SELECT reltoastrelid FROM pg_class WHERE oid = '%1$s'::regclass), 0)), 0),
+    'indexes', COALESCE((SELECT json_agg(json_build_object('name', ic.relname,
+                 'bytes', pg_relation_size(ic.oid)))
+                 FROM pg_index x JOIN pg_class ic ON ic.oid = x.indexrelid
+                WHERE x.indrelid = '%1$s'::regclass), '[]'))`;
+
+/**
+ * The coordinator's name of a shard's index: Citus appends `_<shardid>` to the index's name,
+ * and a name that would pass PostgreSQL's 63 bytes is cut and given an 8-hex-digit hash
+ * before the suffix (`…_content_hash_du_41543ea9_102008`): the one coordinator index whose
+ * name starts with the cut part.
+ * @param {string} shardIndex
+ * @param {string|number} shardId
+ * @param {string[]} names the table's index names on the coordinator
+ * @returns {string} the coordinator's name, or the shard's without its suffix
+ */
+function indexOf(shardIndex, shardId, names) {
+  const bare = shardIndex.replace(new RegExp(`_${shardId}$`), '');
+  if (names.includes(bare)) return bare;
+  const cut = /^(.*)_[0-9a-f]{8}$/.exec(bare);
+  const found = cut ? names.filter((n) => n.startsWith(cut[1])) : [];
+  return found.length === 1 ? found[0] : bare;
+}
+
+/**
+ * Point 7: the bytes of the Citus tables among `tables` summed over their shards (a reference
+ * table's one shard counted once), after a CHECKPOINT on every worker, and the bytes of the
+ * database on every node; null on a single PostgreSQL (nothing to add there).
+ * @param {import('knex').Knex} knex
+ * @param {Map<string, string[]>} tables relation names of the public schema, each with its
+ *   index names on the coordinator (a shard's index is named after one of them)
+ * @returns {Promise<{tables: Map<string, {heap: number, toast: number,
+ *   indexes: Array<{name: string, bytes: number}>}>, workerDatabaseBytes: number}|null>}
+ */
+async function shardSizes(knex, tables) {
+  if (!(await isCitus(knex))) return null;
+  await knex.raw(`SELECT run_command_on_workers('CHECKPOINT')`);
+  const citusTables = await knex.raw(
+    `SELECT c.relname FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
+      WHERE c.relname = ANY(?::text[]) AND c.relkind = 'r'`,
+    [[...tables.keys()]],
+  );
+  const out = new Map();
+  for (const { relname } of citusTables.rows) {
+    const r = await knex.raw(
+      `SELECT shardid, success, result FROM run_command_on_shards(?::regclass, ?)`,
+      [`public.${relname}`, SHARD_SIZES],
+    );
+    const sum = { heap: 0, toast: 0, indexes: new Map() };
+    for (const row of r.rows) {
+      if (!row.success) throw new Error(`shard ${row.shardid} of ${relname}: ${row.result}`);
+      const one = JSON.parse(row.result);
+      sum.heap += Number(one.heap);
+      sum.toast += Number(one.toast);
+      for (const i of one.indexes) {
+        const name = indexOf(i.name, row.shardid, tables.get(relname) || []);
+        sum.indexes.set(name, (sum.indexes.get(name) || 0) + Number(i.bytes));
+      }
+    }
+    out.set(relname, {
+      heap: sum.heap,
+      toast: sum.toast,
+      indexes: [...sum.indexes]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([name, bytes]) => ({ name, bytes })),
+    });
+  }
+  const db = await knex.raw(
+    `SELECT COALESCE(sum(result::bigint), 0) AS bytes
+       FROM run_command_on_workers('SELECT pg_database_size(current_database())')
+      WHERE success`,
+  );
+  return { tables: out, workerDatabaseBytes: Number(db.rows[0].bytes) };
+}
+
 module.exports = {
   isCitus,
+  shardSizes,
   vacuumSharedPartitions,
   notifyMailboxes,
   perUserPartitions,

@@ -1,5 +1,7 @@
 'use strict';
 
+const { shardSizes } = require('./citus');
+
 /*
  * Bytes on disk of the store's relations (the bench's disk figure, issue 30.6; through the
  * service since issue 31.3): the only place that reads relation sizes from the catalogue. Reads
@@ -12,7 +14,9 @@
  * left in shared buffers is on disk): heap (main fork, with its free space and visibility
  * maps), TOAST (with its index) and each index. Per-user partitions keep their own names
  * (`messages_u7`); with `userId`, only that user's partitions and the shared tables. On Citus
- * the coordinator holds no shard: its sizes are the shells' (docs/scaling-out.md).
+ * the coordinator's copies are empty shells: a distributed or reference table's sizes are the
+ * sums over its shards and the database's over every node (citus.js shardSizes; there are no
+ * per-user partitions there, so `userId` leaves nothing out).
  * CHECKPOINT needs a superuser or pg_checkpoint (the embedded server's user is one).
  * @param {import('./pg-store').PgStore} store
  * @param {{userId?: number}} [opts]
@@ -41,14 +45,22 @@ async function relationSizes(store, opts = {}) {
     [user, user],
   );
   const db = await store.knex.raw('SELECT pg_database_size(current_database()) AS bytes');
+  const shards = await shardSizes(
+    store.knex,
+    new Map(r.rows.map((t) => [t.table, t.indexes.map((i) => i.name)])),
+  );
   return {
-    tables: r.rows.map((t) => ({
-      table: t.table,
-      heap: Number(t.heap) + Number(t.maps),
-      toast: Number(t.toast),
-      indexes: t.indexes.map((i) => ({ name: i.name, bytes: Number(i.bytes) })),
-    })),
-    databaseBytes: Number(db.rows[0].bytes),
+    tables: r.rows.map((t) => {
+      const onShards = shards && shards.tables.get(t.table);
+      if (onShards) return { table: t.table, ...onShards };
+      return {
+        table: t.table,
+        heap: Number(t.heap) + Number(t.maps),
+        toast: Number(t.toast),
+        indexes: t.indexes.map((i) => ({ name: i.name, bytes: Number(i.bytes) })),
+      };
+    }),
+    databaseBytes: Number(db.rows[0].bytes) + (shards ? shards.workerDatabaseBytes : 0),
   };
 }
 

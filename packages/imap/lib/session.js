@@ -233,6 +233,9 @@ class Session {
       return;
     }
     const t0 = process.hrtime.bigint();
+    // A command may cork the socket while it writes (FETCH batches); if it throws there, the
+    // corks it took must go before the tagged answer, or that answer never leaves the socket.
+    const corked = this.socket.writableCorked;
     let answer;
     try {
       // A command that checks its view itself (FETCH: with the read of the bytes, one round
@@ -271,6 +274,7 @@ class Session {
       answer = { status: 'OK', code: res.code || null, text: res.text || `${cmd.name} completed` };
     } catch (err) {
       if (this.closed) return;
+      while (this.socket.writableCorked > corked + this.heldOutput) this.socket.uncork();
       answer = answerFor(err, this.log);
     } finally {
       this.checked = null;

@@ -11,7 +11,11 @@
  * transaction and stamps the changed rows with it (imports, appends, flag changes, expunge's
  * hide, restoreExpunged); the purge only deletes rows hidden before. The mailbox row is locked
  * by the writer until commit, so a committed highestmodseq M means every row change <= M is
- * committed. A scan therefore:
+ * committed. Imports are the one exception: prepareBatch allocates a batch's uids and modseq in
+ * a transaction of its own, before the rows exist, so a scan in between holds the mailbox as
+ * exact without them; the batch's commit moves HIGHESTMODSEQ once more (import-ops
+ * commitBatch), so the next scan sees a changed stamp; rows stamped at or below the modseq it
+ * held are missed by the delta, and the count check of step 2 then reloads. A scan therefore:
  *   1. reads the mailbox row (uidvalidity, highestmodseq); unchanged -> the cached rows;
  *   2. changed -> in one REPEATABLE READ snapshot, the rows with modseq > cached (hidden ones
  *      are removed, visible ones replace or join) and the visible row count; a count that does

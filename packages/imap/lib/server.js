@@ -119,6 +119,7 @@ class ImapServer {
     this.proxySessions = new Set();
     this.onProxiedLogin = opts.onProxiedLogin || null;
     this.routeTimer = null;
+    this.routeCheck = null;
     this.credentialTimer = null;
     this.credentialCheck = null;
     // Message bytes for repeated FETCHes, shared by this server's sessions (body-cache.js).
@@ -148,9 +149,14 @@ class ImapServer {
         this.routeTimer = null;
         return;
       }
-      checkRoutes(this).catch((err) =>
-        this.log.warn({ err: err.message }, 'imap proxy: route check failed'),
-      );
+      // One check at a time: a database slower than the poll would otherwise stack one more
+      // route query (and pool connection) per tick.
+      if (this.routeCheck) return;
+      this.routeCheck = checkRoutes(this)
+        .catch((err) => this.log.warn({ err: err.message }, 'imap proxy: route check failed'))
+        .finally(() => {
+          this.routeCheck = null;
+        });
     }, this.limits.idlePollMs);
     this.routeTimer.unref();
   }
@@ -370,6 +376,7 @@ class ImapServer {
     // A check in flight ends before the caller closes the service under it (it is bounded
     // by the probe's timeout).
     await this.credentialCheck;
+    await this.routeCheck;
     await Promise.all(closed);
   }
 }

@@ -299,6 +299,36 @@ describe('IMAP migration proxy (scripted upstream)', () => {
     c.close();
   });
 
+  test('route checks never overlap: a check slower than the poll is not started again before it ends', async () => {
+    // A database slower than idlePollMs (50 ms here) used to stack one more route query per
+    // tick, each holding a pool connection, until the pool was empty.
+    const real = service.users.proxied;
+    let running = 0;
+    let most = 0;
+    let calls = 0;
+    service.users.proxied = async (names) => {
+      running += 1;
+      calls += 1;
+      most = Math.max(most, running);
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        return await real.call(service.users, names);
+      } finally {
+        running -= 1;
+      }
+    };
+    const c = await RawClient.connect(port);
+    try {
+      expect(await c.cmd('a', `LOGIN pat "${PAT_PW}"`)).toMatch(/^a OK/m);
+      await waitUntil(() => calls >= 3, 10000);
+      expect(most).toBe(1);
+      expect(c.closed).toBe(false);
+    } finally {
+      service.users.proxied = real;
+      c.close();
+    }
+  });
+
   test('a route switch to store closes the relayed session; the next login uses the store', async () => {
     const c = await RawClient.connect(port);
     await c.cmd('a', `LOGIN pat "${PAT_PW}"`);

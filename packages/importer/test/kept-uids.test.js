@@ -58,12 +58,21 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
       )
     ).rows[0];
     const rows = await ctx.db.knex.raw(
-      `SELECT m.uid, m.subject, m.flags, encode(sha256(s.raw), 'hex') AS sha FROM messages m
+      `SELECT m.user_id, m.mailbox_id, m.uid, m.subject, m.flags FROM messages m
          JOIN users u ON u.id = m.user_id JOIN mailboxes b ON b.id = m.mailbox_id
-         JOIN message_sources s ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
         WHERE u.name = ? AND b.name = ? AND NOT m.expunged ORDER BY m.uid`,
       [user, box],
     );
+    // The bytes as the store gives them back (it keeps them compressed, store raw-codec.js).
+    const first = rows.rows[0];
+    const bytes = first
+      ? await ctx.db.store.sourcesFor(
+          first.user_id,
+          first.mailbox_id,
+          rows.rows.map((r) => Number(r.uid)),
+        )
+      : [];
+    const shaOf = new Map(bytes.map((b) => [b.uid, sha(b.raw)]));
     return {
       uidValidity: Number(mb.uidvalidity),
       uidNext: Number(mb.uidnext),
@@ -71,7 +80,7 @@ d('UIDs and UIDVALIDITY kept from Dovecot', () => {
         uid: Number(r.uid),
         subject: r.subject,
         flags: [...r.flags].sort(),
-        sha: r.sha,
+        sha: shaOf.get(Number(r.uid)),
       })),
     };
   };

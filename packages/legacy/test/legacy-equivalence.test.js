@@ -97,11 +97,10 @@ d('legacy backends agree with PostgreSQL on real mail', () => {
     mailboxId = (await db.store.getMailbox(userId, 'INBOX')).id;
 
     // uid → key per backend, read once.
-    const pgRows = await db.knex.raw(
-      'SELECT uid, raw FROM message_sources WHERE user_id = ? AND mailbox_id = ?',
-      [userId, mailboxId],
-    );
-    keyOf.pg = new Map(pgRows.rows.map((r) => [Number(r.uid), messageKey(r.raw, null)]));
+    // The bytes as the store gives them back (it keeps them compressed, store raw-codec.js).
+    keyOf.pg = new Map();
+    for await (const r of db.store.streamSources(userId, mailboxId))
+      keyOf.pg.set(Number(r.uid), messageKey(r.raw, null));
     for (const k of ['mbox', 'maildir']) {
       keyOf[k] = new Map();
       for await (const e of backends[k].entries('INBOX'))

@@ -3,6 +3,7 @@
 const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { headerJson } = require('./header-row');
+const { encodeRaw } = require('./raw-codec');
 const { isName } = require('./mailbox-ref');
 const { threadFresh, THREAD_LOCK } = require('./thread-ops');
 const { notifyMailboxes } = require('./citus');
@@ -122,7 +123,7 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes) {
           user_id: userId,
           mailbox_id: mb.id,
           uid: r.uid,
-          raw: msgs[i].raw,
+          ...encodeRaw(msgs[i].raw),
         })),
       )
       .toSQL();

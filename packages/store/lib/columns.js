@@ -37,12 +37,13 @@ const MESSAGE_COLUMNS = [
   'preview',
   'thread_id',
 ];
-/** Columns of `message_sources` (the raw bytes and the mbox framing). */
+/** Columns of `message_sources` (the raw bytes in their stored form, raw-codec.js, and the mbox framing). */
 const SOURCE_COLUMNS = [
   'user_id',
   'mailbox_id',
   'uid',
   'raw',
+  'raw_codec',
   'mbox_from_line',
   'mbox_variant',
   'mbox_trailer',

@@ -10,6 +10,7 @@
  */
 
 const { inMailbox, mustExist, isName } = require('./mailbox-ref');
+const { decodeRaw } = require('./raw-codec');
 
 /** The kept values besides size (columns of message_imap), each readable alone. */
 const PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
@@ -124,7 +125,7 @@ async function getImapFieldsRange(store, userId, mailbox, lo, hi) {
 async function messagesWithoutImapMeta(store, userId, opts = {}) {
   const after = opts.after || { mailboxId: 0, uid: 0 };
   const r = await store.knex.raw(
-    `SELECT m.mailbox_id, m.uid, s.raw
+    `SELECT m.mailbox_id, m.uid, s.raw, s.raw_codec
        FROM messages m
        JOIN message_sources s
          ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
@@ -136,7 +137,11 @@ async function messagesWithoutImapMeta(store, userId, opts = {}) {
       LIMIT ?`,
     [userId, after.mailboxId, after.uid, opts.limit || 500],
   );
-  return r.rows.map((x) => ({ mailboxId: Number(x.mailbox_id), uid: Number(x.uid), raw: x.raw }));
+  return r.rows.map((x) => ({
+    mailboxId: Number(x.mailbox_id),
+    uid: Number(x.uid),
+    raw: decodeRaw(x.raw, x.raw_codec),
+  }));
 }
 
 /**

@@ -1,9 +1,12 @@
 'use strict';
 
+const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { lockMailbox, recordChange } = require('./mail-ops');
 const threads = require('./thread-ops');
+const { pipeline, Transform } = require('node:stream');
 const { copyRows } = require('./copy');
+const { encodeRaw, decodeRaw } = require('./raw-codec');
 const { headerJson } = require('./header-row');
 const { planKeptUids } = require('./kept-uids');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS, IMAP_COLUMNS } = require('./columns');
@@ -185,12 +188,12 @@ async function replaceFlags(store, userId, mailboxId, wanted) {
  * @returns {NodeJS.ReadableStream} object stream of rows
  */
 function streamSources(store, userId, mailboxId) {
-  return store.knex
+  const rows = store.knex
     .raw(
       `SELECT m.uid, m.flags, m.keywords, m.internal_date, m.from_addr, m.source_name,
               m.content_hash, m.dup_index,
-              s.raw, s.mbox_from_line, s.mbox_variant, s.mbox_trailer, s.mbox_original,
-              s.source_meta
+              s.raw, s.raw_codec, s.mbox_from_line, s.mbox_variant, s.mbox_trailer,
+              s.mbox_original, s.source_meta
          FROM messages m
          JOIN message_sources s
            ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
@@ -199,6 +202,36 @@ function streamSources(store, userId, mailboxId) {
       [userId, mailboxId],
     )
     .stream({ highWaterMark: 64 });
+  // Callers get the message's bytes, never the stored form; an error of either stream ends
+  // the one they read, and their early end releases the cursor.
+  const decoded = new Transform({
+    objectMode: true,
+    highWaterMark: 64,
+    transform(row, _enc, done) {
+      try {
+        const { raw_codec: codec, ...rest } = row;
+        done(null, { ...rest, raw: decodeRaw(row.raw, codec) });
+      } catch (err) {
+        done(err);
+      }
+    },
+  });
+  return pipeline(rows, decoded, () => {});
+}
+
+/**
+ * Whether a packed row's bytes (raw-codec.js) still hash to its key: decoded here, the
+ * stored form is not the message. A stream that no longer decodes is not intact.
+ * @param {{packed: Buffer, raw_codec: number, content_hash: Buffer}} row
+ * @returns {boolean}
+ */
+function packedIntact(row) {
+  try {
+    const raw = decodeRaw(row.packed, row.raw_codec);
+    return crypto.createHash('sha256').update(raw).digest().equals(row.content_hash);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -215,7 +248,7 @@ async function lookupKeys(store, userId, mailboxId, keys, { checkBytes = false }
   if (!keys.length) return out;
   const r = await store.knex.raw(
     `SELECT m.content_hash, m.dup_index, m.uid
-            ${checkBytes ? ', sha256(s.raw) = m.content_hash AS intact' : ''}
+            ${checkBytes ? ', s.raw_codec, CASE WHEN s.raw_codec = 0 THEN sha256(s.raw) = m.content_hash END AS intact, CASE WHEN s.raw_codec <> 0 THEN s.raw END AS packed' : ''}
        FROM messages m
        ${checkBytes ? 'JOIN message_sources s ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid' : ''}
        JOIN unnest(?::bytea[], ?::int[]) AS k(hash, dup)
@@ -226,7 +259,7 @@ async function lookupKeys(store, userId, mailboxId, keys, { checkBytes = false }
   for (const row of r.rows) {
     out.set(`${row.content_hash.toString('hex')}:${row.dup_index}`, {
       uid: Number(row.uid),
-      intact: checkBytes ? row.intact : true,
+      intact: checkBytes ? (row.intact ?? packedIntact(row)) : true,
     });
   }
   return out;
@@ -406,7 +439,13 @@ async function prepareBatch(store, userId, batch) {
         content_hash: it.hash,
         dup_index: it.dup,
       });
-      plan.srcRows.push({ ...it.source, user_id: userId, mailbox_id: mailboxId, uid });
+      plan.srcRows.push({
+        ...it.source,
+        ...encodeRaw(it.source.raw),
+        user_id: userId,
+        mailbox_id: mailboxId,
+        uid,
+      });
       // The IMAP metadata the parse worker derived (none when it holds NUL: served derived).
       if (it.row.imap) {
         plan.imapRows.push({ ...it.row.imap, user_id: userId, mailbox_id: mailboxId, uid });

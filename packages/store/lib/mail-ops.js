@@ -15,6 +15,7 @@ const { inMailbox, mustExist, isName, mailboxWhere } = require('./mailbox-ref');
 const { wordsIn } = require('./words-sql');
 const { chunksIn } = require('./chunks-sql');
 const { notifyMailboxes } = require('./citus');
+const { decodeRaw, rawColumnSql } = require('./raw-codec');
 
 /*
  * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
@@ -312,16 +313,16 @@ async function sourcesFor(store, userId, mailbox, uids, opts = {}) {
  */
 async function sourcesWithMailbox(store, userId, mailbox, uids, opts = {}) {
   const prefix = Number(opts.prefix) > 0 ? Math.floor(Number(opts.prefix)) : null;
-  const col = prefix ? 'substring(s.raw from 1 for ?::int)' : 's.raw';
+  const col = rawColumnSql('s', Boolean(prefix));
   const { mailbox: mb, rows } = await inMailbox(
     store.knex,
     userId,
     mailbox,
     opts.hidden
-      ? `SELECT s.uid, ${col} AS raw FROM message_sources s
+      ? `SELECT s.uid, ${col} FROM message_sources s
       WHERE s.user_id = ? AND s.mailbox_id = b.id AND s.uid = ANY(?::bigint[])
       ORDER BY s.uid`
-      : `SELECT s.uid, ${col} AS raw FROM message_sources s
+      : `SELECT s.uid, ${col} FROM message_sources s
        JOIN messages m
          ON m.user_id = s.user_id AND m.mailbox_id = s.mailbox_id AND m.uid = s.uid
       WHERE s.user_id = ? AND s.mailbox_id = b.id AND s.uid = ANY(?::bigint[])
@@ -330,7 +331,10 @@ async function sourcesWithMailbox(store, userId, mailbox, uids, opts = {}) {
     [...(prefix ? [prefix] : []), userId, uids, ...(opts.hidden ? [] : [userId])],
   );
   mustExist(mailbox, mb);
-  return { mailbox: mb, rows: rows.map((x) => ({ uid: Number(x.uid), raw: x.raw })) };
+  return {
+    mailbox: mb,
+    rows: rows.map((x) => ({ uid: Number(x.uid), raw: decodeRaw(x.raw, x.raw_codec, prefix) })),
+  };
 }
 
 /**
@@ -346,7 +350,7 @@ async function getMessage(store, userId, mailbox, uid) {
     store.knex,
     userId,
     mailbox,
-    `SELECT ${HEADER_COLUMNS}, s.raw FROM messages m
+    `SELECT ${HEADER_COLUMNS}, ${rawColumnSql('s', false)} FROM messages m
        JOIN message_sources s
          ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
       WHERE m.user_id = ? AND m.mailbox_id = b.id AND m.uid = ? AND NOT m.expunged
@@ -355,7 +359,7 @@ async function getMessage(store, userId, mailbox, uid) {
   );
   mustExist(mailbox, mb);
   if (!rows.length) return null;
-  return { header: headerRow(rows[0]), raw: rows[0].raw };
+  return { header: headerRow(rows[0]), raw: decodeRaw(rows[0].raw, rows[0].raw_codec) };
 }
 
 /**

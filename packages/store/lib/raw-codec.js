@@ -1,0 +1,93 @@
+'use strict';
+
+/*
+ * The stored form of a message's raw bytes (message_sources.raw with its raw_codec), issue
+ * 30.6: the only place that encodes or decodes it. PostgreSQL compresses a value only once its
+ * row passes ~2 KB (TOAST_TUPLE_THRESHOLD), so half of the Enron messages were stored as they
+ * are; the store compresses every message itself instead, one message at a time, and every
+ * reader gets the exact bytes back through decodeRaw. COPY/MOVE copy the stored form as is.
+ *
+ * Codecs (a stored row's raw_codec; a value once written is never reinterpreted, so a codec
+ * number is never reused or changed):
+ *   0  the bytes as they are (rows written before 20261201140100_raw_codec.js, messages over
+ *      PACK_LIMIT, and messages that do not get smaller)
+ *   1  brotli, quality 5, text mode, one message per stream. Chosen by measurement
+ *      (bench/results/raw-codec-2026-11-28.json, every 4th Enron message): 0.391 of the raw
+ *      bytes against 0.409 for deflate level 6 and 0.429 for brotli 3, ~94 µs to compress and
+ *      ~20 µs to decompress a message; quality 6-7 saves < 0.1% more for 6-38% more CPU.
+ *      Brotli's built-in dictionary (English and HTML words) is what small mail needs, with
+ *      no dictionary of our own to ship and keep forever.
+ *
+ * Messages over PACK_LIMIT keep codec 0: PostgreSQL still compresses them (pglz/lz4 in TOAST)
+ * and, unlike a brotli stream, reads a prefix of them (a header FETCH of a 50 MB message)
+ * without decompressing the rest.
+ *
+ * Must never: run SQL, or hand a caller the stored form in place of the message's bytes.
+ */
+const zlib = require('node:zlib');
+
+/** raw_codec values. */
+const CODEC = Object.freeze({ PLAIN: 0, BROTLI: 1 });
+
+/** Bytes above which a message is left to PostgreSQL's own compression (prefix reads). */
+const PACK_LIMIT = 1024 * 1024;
+
+const BROTLI_QUALITY = 5;
+
+/**
+ * The stored form of a message.
+ * @param {Buffer} raw the message's bytes
+ * @returns {{raw: Buffer, raw_codec: number}} the columns to store
+ */
+function encodeRaw(raw) {
+  if (!raw.length || raw.length > PACK_LIMIT) return { raw, raw_codec: CODEC.PLAIN };
+  const packed = zlib.brotliCompressSync(raw, {
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+      [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+    },
+  });
+  // Incompressible bytes (an already compressed attachment) stay as they are.
+  if (packed.length >= raw.length) return { raw, raw_codec: CODEC.PLAIN };
+  return { raw: packed, raw_codec: CODEC.BROTLI };
+}
+
+/**
+ * A message's bytes from its stored form.
+ * @param {Buffer} stored message_sources.raw
+ * @param {number|string|null|undefined} codec message_sources.raw_codec (absent: 0)
+ * @param {number|null} [prefix] only the first `prefix` bytes are wanted
+ * @returns {Buffer}
+ */
+function decodeRaw(stored, codec, prefix = null) {
+  let raw;
+  switch (Number(codec) || 0) {
+    case CODEC.PLAIN:
+      raw = stored;
+      break;
+    case CODEC.BROTLI:
+      raw = zlib.brotliDecompressSync(stored);
+      break;
+    default:
+      // A codec this code does not know: a newer writer. Never guess at the bytes.
+      throw new Error(`message_sources.raw_codec ${codec} is unknown to this version`);
+  }
+  return prefix != null && raw.length > prefix ? raw.subarray(0, prefix) : raw;
+}
+
+/**
+ * The SQL expression that reads a stored row for decodeRaw: a prefix of a plain value is cut
+ * by PostgreSQL (which then decompresses and sends only that much), a packed value is read
+ * whole (it is only a stream as a whole).
+ * @param {string} alias message_sources' alias in the statement
+ * @param {boolean} prefix whether the statement binds a prefix length (`?::int`) here
+ * @returns {string}
+ */
+function rawColumnSql(alias, prefix) {
+  return prefix
+    ? `CASE WHEN ${alias}.raw_codec = 0 THEN substring(${alias}.raw from 1 for ?::int) ELSE ${alias}.raw END AS raw, ${alias}.raw_codec`
+    : `${alias}.raw, ${alias}.raw_codec`;
+}
+
+module.exports = { CODEC, PACK_LIMIT, encodeRaw, decodeRaw, rawColumnSql };

@@ -67,3 +67,27 @@ test('MAILGATE_IMAP_BODY_CACHE_MB reaches the server that mailgate imap and serv
     }
   }
 });
+
+test('MAILGATE_IMAP_LIST_VIEW_CACHE_MB reaches the server that mailgate imap and serve start', async () => {
+  const { startImap } = require('../lib/commands/imap');
+  const { loadConfig, createLogger } = require('@mailgate/core');
+  const log = createLogger({ logLevel: 'silent' });
+  for (const [mb, bytes] of [
+    ['0', 0],
+    ['8', 8 * 1024 * 1024],
+  ]) {
+    const config = loadConfig({ MAILGATE_IMAP_LIST_VIEW_CACHE_MB: mb });
+    const { server } = await startImap({
+      service: {},
+      log,
+      env: { IMAP_PORT: '0', IMAP_HOST: '127.0.0.1' },
+      config,
+    });
+    try {
+      expect(server.listViewCache.maxBytes).toBe(bytes);
+      expect(server.listViewCache.enabled).toBe(bytes > 0);
+    } finally {
+      await server.close();
+    }
+  }
+});

@@ -16,7 +16,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  *   adminToken: string|null, port: number, host: string, logLevel: string,
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
  *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[],
- *   listCacheRows: number, imapBodyCacheMb: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
+ *   listCacheRows: number, imapBodyCacheMb: number, imapListViewCacheMb: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
  *   userQueue: number, userWaitMs: number, maxSubstringTerms: number, maxUids: number,
  *   migrate: {perHost: number, rate: number, retries: number, backoffSeconds: number,
  *   expireSeconds: number}}}
@@ -62,6 +62,14 @@ function loadConfig(env = process.env) {
   // Message bytes the IMAP server keeps in memory for repeated FETCHes (issue 35.4; imap
   // body-cache.js), MiB over all users; 0 = off.
   const imapBodyCacheMb = intVar(env, 'MAILGATE_IMAP_BODY_CACHE_MB', 64, 0, 65536, problems);
+  const imapListViewCacheMb = intVar(
+    env,
+    'MAILGATE_IMAP_LIST_VIEW_CACHE_MB',
+    64,
+    0,
+    65536,
+    problems,
+  );
   // How long a write to a legacy mbox waits for another writer's locks (issue 16): below the
   // HTTP request timeout, so the client gets MAILBOX_LOCKED rather than a dropped request.
   const mboxLockWaitMs = intVar(env, 'MAILGATE_MBOX_LOCK_WAIT_MS', 10000, 1, 600000, problems);
@@ -110,6 +118,7 @@ function loadConfig(env = process.env) {
     renderWorkers,
     listCacheRows,
     imapBodyCacheMb,
+    imapListViewCacheMb,
     mboxLockWaitMs,
     dbIdleTimeoutMs,
     userConcurrency,

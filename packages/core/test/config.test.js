@@ -58,3 +58,17 @@ test('the IMAP body cache: 64 MiB by default, 0 turns it off, a bad value is ref
     );
   }
 });
+
+test('the IMAP list-view cache: 64 MiB by default, 0 turns it off, a bad value is refused', () => {
+  expect(loadConfig({}).imapListViewCacheMb).toBe(64);
+  expect(loadConfig({ MAILGATE_IMAP_LIST_VIEW_CACHE_MB: '0' }).imapListViewCacheMb).toBe(0);
+  expect(loadConfig({ MAILGATE_IMAP_LIST_VIEW_CACHE_MB: '256' }).imapListViewCacheMb).toBe(256);
+  for (const bad of ['-1', '1.5', 'lots']) {
+    expect(() => loadConfig({ MAILGATE_IMAP_LIST_VIEW_CACHE_MB: bad })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('MAILGATE_IMAP_LIST_VIEW_CACHE_MB'),
+      }),
+    );
+  }
+});

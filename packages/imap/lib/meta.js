@@ -235,49 +235,28 @@ async function derivedMeta(be, view, user, uids, out = new Map()) {
 
 const ALL_PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
 
-/** Bytes of packed list-view reads kept in memory over all sessions of this process. */
-const PACKED_BYTES = 64 * 1024 * 1024;
-// (user, mailbox, UIDVALIDITY) → packed reads of it, least recently used first.
-const packedCache = new Map();
-let packedBytes = 0;
-const packedSize = (p) => p.fields.length + 24 * p.uids.length + 256;
-
 /**
  * The kept header lines and sizes of the messages with uid in [lo, hi], packed (service
- * getImapFieldsRange: one statement, one row): from memory when an earlier read of this
- * mailbox covered the range, else read and kept. Kept as read, a few large strings and number
- * arrays, not an object per message: the garbage collector has little to copy (issue 35.3). A
- * uid's lines never change; a message kept after the read (a backfill) is missing from it and
- * is derived by the caller, as any message without kept lines.
+ * getImapFieldsRange: one statement, one row): from the server's list-view cache when an
+ * earlier read of this mailbox covered the range, else read and offered to it
+ * (list-view-cache.js: bounded in bytes, a quarter per user). Kept as read, a large string and
+ * three typed arrays, not an object per message: the garbage collector has little to copy
+ * (issue 35.3). A uid's lines never change; a message kept after the read (a backfill) is
+ * missing from it and is derived by the caller, as any message without kept lines.
  * @param {object} be the session's MailBackend (has getImapFieldsRange)
  * @param {{name: string, uidvalidity: number, identity?: string|null}} view
  * @param {string} user
  * @param {number} lo
  * @param {number} hi
- * @returns {Promise<{uids: number[], sizes: number[], ends: number[], fields: string}>}
+ * @param {import('./list-view-cache').ListViewCache|null} [cache] the server's
+ * @returns {Promise<{uids: ArrayLike<number>, sizes: ArrayLike<number>, ends: ArrayLike<number>, fields: string}>}
  */
-async function packedFields(be, view, user, lo, hi) {
+async function packedFields(be, view, user, lo, hi, cache = null) {
   const scope = mailboxScope(user, view);
-  const list = packedCache.get(scope);
-  if (list) {
-    const hit = list.find((p) => p.lo <= lo && p.hi >= hi);
-    packedCache.delete(scope);
-    packedCache.set(scope, list);
-    if (hit) return hit.packed;
-  }
+  const hit = cache && cache.get(user, scope, lo, hi);
+  if (hit) return hit;
   const packed = await be.getImapFieldsRange(view.name, lo, hi);
-  const size = packedSize(packed);
-  if (size > PACKED_BYTES) return packed;
-  const mine = packedCache.get(scope) || [];
-  mine.push({ lo, hi, packed, size });
-  packedCache.delete(scope);
-  packedCache.set(scope, mine);
-  packedBytes += size;
-  for (const [k, entries] of packedCache) {
-    if (packedBytes <= PACKED_BYTES) break;
-    while (entries.length && packedBytes > PACKED_BYTES) packedBytes -= entries.shift().size;
-    if (!entries.length) packedCache.delete(k);
-  }
+  if (cache) cache.set(user, scope, lo, hi, packed);
   return packed;
 }
 

@@ -14,6 +14,7 @@ const { Session } = require('./session');
 const { DEFAULT_LIMITS } = require('./protocol/framer');
 const { LoginLimiter, loadConfig } = require('@mailgate/core');
 const { BodyCache } = require('./body-cache');
+const { ListViewCache } = require('./list-view-cache');
 const { MailboxWatcher } = require('./watcher');
 const { checkRoutes, closeRelayed } = require('./proxy');
 
@@ -75,6 +76,9 @@ class ImapServer {
    * @param {{maxBytes: number, userBytes?: number, maxEntryBytes?: number}} [opts.bodyCache]
    *   the bounds of the cache of message bytes (body-cache.js); default
    *   MAILGATE_IMAP_BODY_CACHE_MB
+   * @param {{maxBytes: number, userBytes?: number}} [opts.listViewCache] the bounds of the
+   *   cache of packed list-view reads (list-view-cache.js); default
+   *   MAILGATE_IMAP_LIST_VIEW_CACHE_MB
    */
   constructor(opts) {
     this.service = opts.service;
@@ -125,6 +129,10 @@ class ImapServer {
     // Message bytes for repeated FETCHes, shared by this server's sessions (body-cache.js).
     this.bodyCache = new BodyCache(
       opts.bodyCache || { maxBytes: loadConfig().imapBodyCacheMb * 1024 * 1024 },
+    );
+    // Packed list-view reads, shared by this server's sessions (list-view-cache.js).
+    this.listViewCache = new ListViewCache(
+      opts.listViewCache || { maxBytes: loadConfig().imapListViewCacheMb * 1024 * 1024 },
     );
   }
 

@@ -77,7 +77,7 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
  * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
  * @param {number} lo first uid
  * @param {number} hi last uid
- * @returns {Promise<{uids: number[], sizes: number[], ends: number[], fields: string}>}
+ * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, ends: Uint32Array, fields: string}>}
  *   messages without kept metadata are absent; `fields` holds latin1 text (one char per
  *   byte), message i's lines are fields.slice(ends[i - 1] || 0, ends[i])
  */
@@ -100,13 +100,30 @@ async function getImapFieldsRange(store, userId, mailbox, lo, hi) {
   );
   mustExist(mailbox, mb);
   const x = rows[0];
-  if (!x || !Number(x.n)) return { uids: [], sizes: [], ends: [], fields: '' };
-  const ends = x.lens.split(',');
-  let at = 0;
-  for (let i = 0; i < ends.length; i++) ends[i] = at += Number(ends[i]);
+  const n = x ? Number(x.n) : 0;
+  if (!n)
+    return {
+      uids: new Float64Array(0),
+      sizes: new Uint32Array(0),
+      ends: new Uint32Array(0),
+      fields: '',
+    };
+  // Typed arrays: one block of bytes each, which the IMAP server's list-view cache counts
+  // exactly (list-view-cache.js) and the garbage collector never walks.
+  const list = (text, out) => {
+    let i = 0;
+    let at = 0;
+    for (let c = text.indexOf(','); c >= 0; c = text.indexOf(',', (at = c + 1))) {
+      out[i++] = Number(text.slice(at, c));
+    }
+    out[i] = Number(text.slice(at));
+    return out;
+  };
+  const ends = list(x.lens, new Uint32Array(n));
+  for (let i = 1; i < n; i++) ends[i] += ends[i - 1];
   return {
-    uids: x.uids.split(',').map(Number),
-    sizes: x.sizes.split(',').map(Number),
+    uids: list(x.uids, new Float64Array(n)),
+    sizes: list(x.sizes, new Uint32Array(n)),
     ends,
     fields: x.fields || '',
   };

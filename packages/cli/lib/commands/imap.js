@@ -85,6 +85,11 @@ async function startImap(o) {
       o.config && o.config.imapBodyCacheMb != null
         ? { maxBytes: o.config.imapBodyCacheMb * 1024 * 1024 }
         : undefined,
+    // MAILGATE_IMAP_LIST_VIEW_CACHE_MB, the same way.
+    listViewCache:
+      o.config && o.config.imapListViewCacheMb != null
+        ? { maxBytes: o.config.imapListViewCacheMb * 1024 * 1024 }
+        : undefined,
     onProxiedLogin: migrateOnLogin(o),
   });
   const addresses = [];

@@ -375,6 +375,7 @@ async function writeListView(ctx, targets, rows) {
       s.user,
       v.uidAt(part[0]),
       v.uidAt(part[part.length - 1]),
+      s.server.listViewCache,
     );
     // Awaited below; an error of a read that is not awaited (the session closed) is dropped.
     got.catch(() => {});

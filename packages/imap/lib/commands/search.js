@@ -18,6 +18,7 @@ const { allRows } = require('../mail-data');
 const { parseTree } = require('@mailgate/mime/tree');
 const { MONTHS } = require('./fetch');
 const { bareLfCount } = require('@mailgate/mime/crlf');
+const { metaFor } = require('../meta');
 
 const MAX_DEPTH = 64;
 // Keys in one SEARCH, nested ones included (issue 29.4: 1,000-key SEARCHes of one user held
@@ -27,6 +28,8 @@ const MAX_KEYS = 256;
 const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 // Messages read per getRawMany call for tests on the stored bytes.
 const RAW_BATCH = 500;
+// Envelopes read per metaFor call for SENT* (~0.3 KB each: bounded, one statement on pg).
+const META_BATCH = 5000;
 // Messages evaluated between two turns of the event loop.
 const YIELD_EVERY = 2048;
 
@@ -272,8 +275,7 @@ function sentKey(key, day) {
       { type: 'not', child: date('after', '1000-01-01') },
     ],
   };
-  const own = (raw) => {
-    const d = writtenDay(raw);
+  const onDay = (d) => {
     if (key === 'SENTBEFORE') return d < day;
     if (key === 'SENTON') return d === day;
     return d >= day;
@@ -282,7 +284,9 @@ function sentKey(key, day) {
     kind: 'and',
     children: [
       { kind: 'ast', ast: band },
-      { kind: 'raw', headerOnly: true, test: own },
+      // `onDay`: the same test on the written day when it is known without the bytes (the
+      // kept ENVELOPE's date, runSearch).
+      { kind: 'raw', headerOnly: true, test: (raw) => onDay(writtenDay(raw)), onDay },
     ],
   };
   if (key === 'SENTON') return check;
@@ -302,17 +306,38 @@ function sentKey(key, day) {
  */
 function writtenDay(raw) {
   const field = parseTree(raw).fields.find((f) => f.key === 'date');
+  return dayOf(field ? field.line.slice(field.line.indexOf(':') + 1) : null);
+}
+
+/**
+ * The day of a Date header's value as written (writtenDay), `1970-01-01` when there is none.
+ * @param {string|null} value the field's value (after its colon), folded or not
+ * @returns {string} YYYY-MM-DD
+ */
+function dayOf(value) {
   const m =
-    field &&
-    /^[^:]*:\s*(?:[A-Za-z]+\s*,)?\s*(\d{1,2})\s+([A-Za-z]{3})[A-Za-z]*\.?\s+(\d{2,4})\b/.exec(
-      field.line,
-    );
+    value != null &&
+    /^\s*(?:[A-Za-z]+\s*,)?\s*(\d{1,2})\s+([A-Za-z]{3})[A-Za-z]*\.?\s+(\d{2,4})\b/.exec(value);
   const mon = m ? MONTHS.findIndex((x) => x.toLowerCase() === m[2].toLowerCase()) : -1;
   if (!m || mon < 0) return '1970-01-01';
   let year = Number(m[3]);
   if (m[3].length === 2) year += year < 50 ? 2000 : 1900;
   else if (m[3].length === 3) year += 1900;
   return `${String(year).padStart(4, '0')}-${String(mon + 1).padStart(2, '0')}-${m[1].padStart(2, '0')}`;
+}
+
+/**
+ * The written day of a message from its kept ENVELOPE (wire form): the envelope's first value
+ * is the first Date header's value, unfolded and trimmed (@mailgate/mime structure.js), or NIL
+ * when the message has none; the day read from it is writtenDay's. null when the date was sent
+ * as a literal (8-bit or control bytes): the caller reads the message instead.
+ * @param {string} envelope
+ * @returns {string|null} YYYY-MM-DD
+ */
+function envelopeDay(envelope) {
+  if (envelope.startsWith('(NIL ')) return dayOf(null);
+  const m = /^\("((?:[^"\\]|\\.)*)"/.exec(envelope);
+  return m ? dayOf(m[1].replace(/\\(.)/g, '$1')) : null;
 }
 
 /** INTERNALDATE day comparisons, on the UTC day (RFC 3501: "disregarding time and timezone"). */
@@ -384,20 +409,31 @@ async function runSearch(s, args) {
   // the messages whose answer depends on them are read, RAW_BATCH at a time.
   const maxUid = v.uids.length ? v.uids[v.uids.length - 1] : 0;
   const compiled = await compile(tree, be, v.name, { total: v.total, maxUid });
-  const rows = new Map();
-  for (const row of await allRows(be, v.name, s.knownStatus())) rows.set(Number(row.uid), row);
-  const prefix = rawNodes(tree).every((n) => n.headerOnly) ? DATE_PREFIX : undefined;
+  // The messages' list rows, unless no test reads them: AST subtrees are uid sets, and a tree
+  // of those and SENT* tests (a date search) needs no pass over the whole mailbox's rows.
+  const rows = rowTests(tree) ? new Map() : null;
+  if (rows) {
+    for (const row of await allRows(be, v.name, s.knownStatus())) rows.set(Number(row.uid), row);
+  }
+  const raws = rawNodes(tree);
+  const prefix = raws.every((n) => n.headerOnly) ? DATE_PREFIX : undefined;
   const hits = [];
-  const undecided = [];
+  let undecided = [];
   for (let i = 0; i < v.uids.length; i++) {
     // A long evaluation gives other sessions a turn of the event loop now and then.
     if (i % YIELD_EVERY === 0 && i > 0) await new Promise((r) => setImmediate(r));
-    const row = rows.get(v.uids[i]);
+    const row = rows ? rows.get(v.uids[i]) : { uid: v.uids[i] };
     if (!row) continue;
     const env = { row, seq: i + 1, total: v.total, maxUid, raw: undefined, recent: v.recent };
     const r = evaluate(compiled, env);
     if (r === true) hits.push(env);
     else if (r === null) undecided.push(env);
+  }
+  const caps = be.capabilities;
+  if (undecided.length && raws.every((n) => n.onDay) && caps && caps.has('getImapMeta')) {
+    // SENT* only: the written day is in the kept ENVELOPE (one narrow read for all), so the
+    // bytes are read only for the few whose date was kept as a literal or not kept at all.
+    undecided = await decideByEnvelope(s, compiled, undecided, hits);
   }
   for (let c = 0; c < undecided.length; c += RAW_BATCH) {
     const batch = undecided.slice(c, c + RAW_BATCH);
@@ -413,8 +449,53 @@ async function runSearch(s, args) {
   }
   hits.sort((a, b) => a.seq - b.seq);
   const seqs = hits.map((e) => e.seq);
+  // Rows are read whenever MODSEQ is asked (rowTests).
   const highest = hits.reduce((m, e) => Math.max(m, Number(e.row.modseq) || 0), 0);
   return { seqs, uids: seqs.map((n) => v.uids[n - 1]), highestModseq: usesModseq ? highest : null };
+}
+
+/**
+ * Messages the first pass left undecided, decided by their written day read from the kept
+ * ENVELOPE (metaFor, envelopes only); hits are added to `hits`.
+ * @param {import('../session').Session} s
+ * @param {object} compiled
+ * @param {object[]} undecided evaluation environments
+ * @param {object[]} hits
+ * @returns {Promise<object[]>} those still undecided (no kept envelope, or a literal date)
+ */
+async function decideByEnvelope(s, compiled, undecided, hits) {
+  const still = [];
+  for (let c = 0; c < undecided.length; c += META_BATCH) {
+    const batch = undecided.slice(c, c + META_BATCH);
+    const metas = await metaFor(
+      s.backend,
+      s.view,
+      s.user,
+      batch.map((e) => Number(e.row.uid)),
+      ['envelope'],
+    );
+    for (const env of batch) {
+      const meta = metas.get(Number(env.row.uid));
+      const day = meta && meta.envelope ? envelopeDay(meta.envelope) : null;
+      if (day === null) {
+        still.push(env);
+        continue;
+      }
+      env.day = day;
+      if (evaluate(compiled, env) === true) hits.push(env);
+    }
+  }
+  return still;
+}
+
+/**
+ * Whether a key tree has a test that reads a message's list row (flags, dates, keywords,
+ * MODSEQ…): every local leaf does; AST leaves become uid sets, raw leaves read the bytes.
+ */
+function rowTests(node) {
+  if (node.kind === 'local') return true;
+  if (node.child && rowTests(node.child)) return true;
+  return (node.children || []).some(rowTests);
 }
 
 /** The raw-test leaves of a key tree. */
@@ -462,6 +543,7 @@ function evaluate(node, env) {
     case 'local':
       return node.test(env.row, env.seq, env.total, env.maxUid, env.recent);
     case 'raw':
+      if (node.onDay && env.day !== undefined) return node.onDay(env.day);
       if (env.raw === undefined) return null;
       return env.raw ? node.test(env.raw) : false;
     case 'not': {

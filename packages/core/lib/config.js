@@ -16,7 +16,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  *   adminToken: string|null, port: number, host: string, logLevel: string,
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
  *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[],
- *   listCacheRows: number, imapBodyCacheMb: number, imapListViewCacheMb: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
+ *   listCacheRows: number, imapBodyCacheMb: number, imapListViewCacheMb: number, pgPreparedReads: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
  *   userQueue: number, userWaitMs: number, maxSubstringTerms: number, maxUids: number,
  *   migrate: {perHost: number, rate: number, retries: number, backoffSeconds: number,
  *   expireSeconds: number}}}
@@ -70,6 +70,9 @@ function loadConfig(env = process.env) {
     65536,
     problems,
   );
+  // Hot reads (IMAP FETCH's read of message bytes) as prepared statements with kept generic
+  // plans, on a pool of their own (issue 35.4; store prepared-reads.js); 0 = off.
+  const pgPreparedReads = intVar(env, 'MAILGATE_PG_PREPARED_READS', 1, 0, 1, problems);
   // How long a write to a legacy mbox waits for another writer's locks (issue 16): below the
   // HTTP request timeout, so the client gets MAILBOX_LOCKED rather than a dropped request.
   const mboxLockWaitMs = intVar(env, 'MAILGATE_MBOX_LOCK_WAIT_MS', 10000, 1, 600000, problems);
@@ -119,6 +122,7 @@ function loadConfig(env = process.env) {
     listCacheRows,
     imapBodyCacheMb,
     imapListViewCacheMb,
+    pgPreparedReads,
     mboxLockWaitMs,
     dbIdleTimeoutMs,
     userConcurrency,

@@ -45,6 +45,19 @@ test.each([
   );
 });
 
+test('prepared reads: on by default, 0 turns them off, anything but 0 or 1 is refused', () => {
+  expect(loadConfig({}).pgPreparedReads).toBe(1);
+  expect(loadConfig({ MAILGATE_PG_PREPARED_READS: '0' }).pgPreparedReads).toBe(0);
+  for (const bad of ['2', '-1', 'yes']) {
+    expect(() => loadConfig({ MAILGATE_PG_PREPARED_READS: bad })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining('MAILGATE_PG_PREPARED_READS'),
+      }),
+    );
+  }
+});
+
 test('the IMAP body cache: 64 MiB by default, 0 turns it off, a bad value is refused', () => {
   expect(loadConfig({}).imapBodyCacheMb).toBe(64);
   expect(loadConfig({ MAILGATE_IMAP_BODY_CACHE_MB: '0' }).imapBodyCacheMb).toBe(0);

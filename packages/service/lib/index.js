@@ -371,6 +371,7 @@ class MailService {
     if (this.store && this.store.closeMailboxChanges) this.store.closeMailboxChanges();
     if (this.store && this.store.closeCredentialProbe) await this.store.closeCredentialProbe();
     if (this.store && this.store.settleBackground) await this.store.settleBackground();
+    if (this.store && this.store.closePreparedReads) await this.store.closePreparedReads();
     if (this.db) await this.db.close();
   }
 }

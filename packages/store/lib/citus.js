@@ -42,6 +42,10 @@
  *   7. Sizes on disk (disk-ops.js relationSizes): the coordinator's copy of a distributed or
  *      reference table is an empty shell; its bytes are those of its shards on the workers
  *      (shardSizes), and the database's those of every node.
+ *   8. No prepared reads (prepared-reads.js): they name the user's own partition, which Citus
+ *      does not have, and with `plan_cache_mode = force_generic_plan` the coordinator cannot
+ *      plan the join of two distributed tables on a parameter ("could not create distributed
+ *      plan"). IMAP FETCH's read of message bytes keeps the unprepared statement there.
  *
  * Must never: hold SQL that is not about these differences, or be a second store.
  */

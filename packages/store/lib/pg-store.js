@@ -29,6 +29,7 @@ const fleet = require('./fleet-ops');
 const logins = require('./login-ops');
 const scans = require('./scan-ops');
 const disk = require('./disk-ops');
+const prepared = require('./prepared-reads');
 
 /**
  * The concerns the store is composed of: each a plain module of functions taking the store
@@ -119,6 +120,8 @@ const CONCERNS = {
       'pendingPurges',
     ],
   ],
+  // hot reads as named statements with kept generic plans, on a pool of their own (prepared-reads.js)
+  prepared: [prepared, ['closePreparedReads', 'preparedPlans']],
   // APPEND, LMTP and deliver: the one append path (append-ops.js)
   appends: [appends, ['appendMessage', 'appendMessages', 'appendTransaction']],
   // import jobs, batches, GIN upkeep, quarantine (import-ops.js)
@@ -209,7 +212,8 @@ const CONCERNS = {
 class PgStore {
   /**
    * @param {import('knex').Knex} knex
-   * @param {{outbox?: boolean, logger?: import('pino').Logger}} [opts] outbox: write
+   * @param {{outbox?: boolean, logger?: import('pino').Logger, preparedReads?: boolean}} [opts]
+   *   preparedReads: hot reads as prepared statements (default MAILGATE_PG_PREPARED_READS); outbox: write
    *   Elasticsearch outbox rows with every change (default: when ELASTICSEARCH_URL is set; see
    *   @mailgate/es); logger: where background work reports a failure (stats-ops.js)
    */
@@ -217,6 +221,8 @@ class PgStore {
     this.knex = knex;
     this.logger = opts.logger || null;
     this.outbox = opts.outbox ?? Boolean(process.env.ELASTICSEARCH_URL);
+    // IMAP FETCH's read of message bytes as a prepared read (prepared-reads.js).
+    this.preparedReads = opts.preparedReads ?? loadConfig().pgPreparedReads > 0;
     // Header scans are served from a per-mailbox cache kept exact by modseq (list-cache.js).
     const rows = opts.listCacheRows ?? loadConfig().listCacheRows;
     this.listCache =

@@ -275,23 +275,9 @@ async function runFetch(s, args, byUid) {
       if (s.closed) return;
       for (let i = 0; i < part.length; i += META_CHUNK) {
         const chunk = part.slice(i, i + META_CHUNK);
-        // Responses written as latin1 text (one char per byte) straight into one buffer, sent
-        // WRITE_BYTES at a time: a header scan's cost is per message, so no per-token Buffers,
-        // no long concatenated string to flatten, and no write per message.
-        for (const seq of chunk) {
-          const uid = v.uidAt(seq);
-          const meta = metas.get(uid);
-          if (!meta) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-          w.text(`* ${seq} FETCH (`);
-          metaItemsWrite(ctx, uid, rows.get(uid), meta, w);
-          w.text(')\r\n');
-          if (w.off >= WRITE_BYTES) {
-            s.send(w.take());
-            if (s.socket.writableNeedDrain) await s.drain();
-          }
-        }
-        if (w.off) s.send(w.take());
-        if (s.socket.writableNeedDrain) await s.drain();
+        const last = r + META_READ >= targets.length && i + META_CHUNK >= part.length;
+        if (!(await writeMetaResponses(ctx, chunk, rows, (k, uid) => metas.get(uid), w, last)))
+          return;
       }
     }
     return;
@@ -405,26 +391,59 @@ async function writeListView(ctx, targets, rows) {
     const derived = missing.length ? await derivedMeta(s.backend, v, s.user, missing) : null;
     if (s.closed) return;
     const { ends, sizes, fields } = packed;
-    for (let i = 0; i < part.length; i++) {
-      const seq = part[i];
-      const uid = v.uidAt(seq);
+    const metaAt = (i, uid) => {
       const j = at[i];
-      const meta =
-        j >= 0
-          ? { size: sizes[j], fields: fields.slice(j ? ends[j - 1] : 0, ends[j]) }
-          : derived.get(uid);
-      if (!meta) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-      w.text(`* ${seq} FETCH (`);
-      metaItemsWrite(ctx, uid, rows.get(uid), meta, w);
-      w.text(')\r\n');
-      if (w.off >= WRITE_BYTES) {
-        s.send(w.take());
-        if (s.socket.writableNeedDrain) await s.drain();
-      }
-    }
-    if (w.off) s.send(w.take());
-    if (s.socket.writableNeedDrain) await s.drain();
+      return j >= 0
+        ? { size: sizes[j], fields: fields.slice(j ? ends[j - 1] : 0, ends[j]) }
+        : derived.get(uid);
+    };
+    const last = r + PACKED_READ >= targets.length;
+    if (!(await writeMetaResponses(ctx, part, rows, metaAt, w, last))) return;
   }
+}
+
+/**
+ * Writes one FETCH response per message from kept metadata (metaItemsWrite) into `w`, sent
+ * WRITE_BYTES at a time with the socket's backpressure: the one loop of both kept-metadata
+ * paths (runFetch's META_READ reads and writeListView's packed reads). Responses are latin1 text
+ * (one char per byte) copied straight into one buffer: a header scan's cost is per message, so
+ * no per-token Buffers, no long concatenated string, no write per message. The FETCH's last
+ * batch, when short, stays corked for the tagged OK (session holdOutput): a FETCH of ENVELOPE or
+ * header fields of a few messages is one socket write, as a FETCH of their bytes is (it was two).
+ * @param {{s: object, v: object}} ctx
+ * @param {number[]} seqs sequence numbers of this batch
+ * @param {Map<number, object>} rows header rows by uid
+ * @param {(i: number, uid: number) => object|undefined} metaAt the i-th message's metadata
+ *   (undefined: expunged meanwhile, left out as RFC 3501 7.4.1 allows)
+ * @param {WireBuffer} w
+ * @param {boolean} last whether this is the FETCH's last batch
+ * @returns {Promise<boolean>} false when the session closed (nothing more to write)
+ */
+async function writeMetaResponses(ctx, seqs, rows, metaAt, w, last) {
+  const { s, v } = ctx;
+  for (let i = 0; i < seqs.length; i++) {
+    const seq = seqs[i];
+    const uid = v.uidAt(seq);
+    const meta = metaAt(i, uid);
+    if (!meta) continue;
+    w.text(`* ${seq} FETCH (`);
+    metaItemsWrite(ctx, uid, rows.get(uid), meta, w);
+    w.text(')\r\n');
+    if (w.off >= WRITE_BYTES) {
+      s.send(w.take());
+      if (s.socket.writableNeedDrain) await s.drain();
+      if (s.closed) return false;
+    }
+  }
+  if (last && w.off && s.socket.writableLength + w.off <= HOLD_BYTES) {
+    s.socket.cork();
+    s.send(w.take());
+    s.holdOutput();
+    return true;
+  }
+  if (w.off) s.send(w.take());
+  if (s.socket.writableNeedDrain) await s.drain();
+  return !s.closed;
 }
 
 /**

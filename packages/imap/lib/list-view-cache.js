@@ -46,7 +46,8 @@ function textBytes(s) {
 function packedBytes(p) {
   // Typed arrays say their bytes; plain arrays of small integers take 8 bytes a slot.
   const arr = (a) => (ArrayBuffer.isView(a) ? a.byteLength : 8 * a.length);
-  return textBytes(p.fields) + arr(p.uids) + arr(p.sizes) + arr(p.ends) + ENTRY_OVERHEAD;
+  const starts = p.starts ? arr(p.starts) : 0;
+  return textBytes(p.fields) + arr(p.uids) + arr(p.sizes) + starts + arr(p.ends) + ENTRY_OVERHEAD;
 }
 
 class ListViewCache {

@@ -18,24 +18,32 @@ function packed(lo, hi, chars = 100, ch = 'a') {
   const n = hi - lo + 1;
   const uids = new Float64Array(n);
   const sizes = new Uint32Array(n);
+  const starts = new Uint32Array(n);
   const ends = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
     uids[i] = lo + i;
     sizes[i] = 1000;
+    starts[i] = i * chars;
     ends[i] = (i + 1) * chars;
   }
-  return { uids, sizes, ends, fields: ch.repeat(n * chars) };
+  return { uids, sizes, starts, ends, fields: ch.repeat(n * chars) };
 }
 
 test('bytes, not string length: typed arrays by their bytes, a two-byte string twice', () => {
   const one = packed(1, 10, 100);
-  expect(packedBytes(one)).toBe(1000 + 10 * (8 + 4 + 4) + ENTRY_OVERHEAD);
+  expect(packedBytes(one)).toBe(1000 + 10 * (8 + 4 + 4 + 4) + ENTRY_OVERHEAD);
   // A character past U+00FF makes V8 keep the whole string two bytes a character.
   const two = { ...one, fields: `${'a'.repeat(999)}\u20ac` };
-  expect(packedBytes(two)).toBe(2000 + 10 * 16 + ENTRY_OVERHEAD);
+  expect(packedBytes(two)).toBe(2000 + 10 * 20 + ENTRY_OVERHEAD);
   // Plain arrays (a backend that returns them) count 8 bytes a slot.
-  const plain = { uids: [1, 2], sizes: [3, 4], ends: [5, 6], fields: 'x'.repeat(6) };
-  expect(packedBytes(plain)).toBe(6 + 48 + ENTRY_OVERHEAD);
+  const plain = {
+    uids: [1, 2],
+    sizes: [3, 4],
+    starts: [0, 3],
+    ends: [3, 6],
+    fields: 'x'.repeat(6),
+  };
+  expect(packedBytes(plain)).toBe(6 + 64 + ENTRY_OVERHEAD);
 
   const c = new ListViewCache({ maxBytes: 1 << 20 });
   expect(c.set('ann', scope('ann', 1), 1, 10, one)).toBe(true);

@@ -64,69 +64,147 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
 
 /**
  * The kept header lines (`fields`) and RFC822.SIZE of the messages whose uid is in [lo, hi],
- * packed: one row whatever the count, the lines of every message joined into one text in uid
- * order, and the uids, sizes and end offsets as three comma-joined lists. A list view of a
- * whole mailbox (FETCH 1:* of FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS (…)]) read as one
- * row per message cost more in the new IMAP process than the database did: 21,282 row
- * objects and their strings, kept alive through the command, made the first FETCH after a
- * restart spend ~40% of its time collecting garbage (issue 35.3, bench/results/
- * imap-cold-listview-2026-11-30). Packed, the client makes a few large strings, no object
- * per message. Only `fields` is read: ENVELOPE/BODYSTRUCTURE stay out of the answer.
+ * packed: one row per CHUNK_UIDS uids, each with the lines of its messages joined into one text
+ * and their uids, sizes and byte lengths as three comma-joined lists; joined here into one text
+ * and four typed arrays. A list view of a whole mailbox
+ * (FETCH 1:* of FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS (…)]) read as one row per message
+ * cost more in the new IMAP process than the database did: 21,282 row objects and their
+ * strings, kept alive through the command, made the first FETCH after a restart spend ~40% of
+ * its time collecting garbage (issue 35.3, bench/results/imap-cold-listview-2026-11-30).
+ * Packed, the client makes a few strings per row, no object per message. Only `fields` is read:
+ * ENVELOPE/BODYSTRUCTURE stay out of the answer.
+ *
+ * The statement does no sort and counts no characters (it was 78-83 ms cold with both, the
+ * scan 15-27 ms of it: pg-packed-read.txt): the aggregates take the rows in the scan's order
+ * (one stream of rows feeds all four, so the lists agree message by message), which is uid
+ * order for mail stored in order, and `octet_length` is a byte count PostgreSQL reads from the
+ * value's header. Both are put right here, where they cost little: byte lengths become
+ * character offsets by counting the few characters past U+007F (two bytes each in UTF-8), and
+ * the rare out-of-order read is put in uid order.
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
  * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
  * @param {number} lo first uid
  * @param {number} hi last uid
- * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, ends: Uint32Array, fields: string}>}
- *   messages without kept metadata are absent; `fields` holds latin1 text (one char per
- *   byte), message i's lines are fields.slice(ends[i - 1] || 0, ends[i])
+ * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, starts: Uint32Array, ends: Uint32Array, fields: string}>}
+ *   in uid order; messages without kept metadata are absent; `fields` holds latin1 text (one
+ *   char per byte), message i's lines are fields.slice(starts[i], ends[i])
  */
 async function getImapFieldsRange(store, userId, mailbox, lo, hi) {
   const { mailbox: mb, rows } = await inMailbox(
     store.knex,
     userId,
     mailbox,
-    // ORDER BY in each aggregate: the three lists and the text must agree message by message;
-    // the primary key's index gives that order already, so there is nothing to sort.
-    `SELECT count(*) AS n,
-            string_agg(i.uid::text, ',' ORDER BY i.uid) AS uids,
-            string_agg(i.size::text, ',' ORDER BY i.uid) AS sizes,
-            string_agg(length(i.fields)::text, ',' ORDER BY i.uid) AS lens,
-            string_agg(i.fields, '' ORDER BY i.uid) AS fields
+    `SELECT i.uid / ${CHUNK_UIDS} AS k, count(*) AS n,
+            string_agg(i.uid::text, ',') AS uids,
+            string_agg(i.size::text, ',') AS sizes,
+            string_agg(octet_length(i.fields)::text, ',') AS lens,
+            string_agg(i.fields, '') AS fields
        FROM message_imap i
-      WHERE i.user_id = ? AND i.mailbox_id = b.id AND i.uid BETWEEN ? AND ?`,
+      WHERE i.user_id = ? AND i.mailbox_id = b.id AND i.uid BETWEEN ? AND ?
+      GROUP BY 1`,
     [userId, lo, hi],
     'n',
   );
   mustExist(mailbox, mb);
-  const x = rows[0];
-  const n = x ? Number(x.n) : 0;
-  if (!n)
-    return {
-      uids: new Float64Array(0),
-      sizes: new Uint32Array(0),
-      ends: new Uint32Array(0),
-      fields: '',
-    };
-  // Typed arrays: one block of bytes each, which the IMAP server's list-view cache counts
-  // exactly (list-view-cache.js) and the garbage collector never walks.
-  const list = (text, out) => {
-    let i = 0;
-    let at = 0;
-    for (let c = text.indexOf(','); c >= 0; c = text.indexOf(',', (at = c + 1))) {
-      out[i++] = Number(text.slice(at, c));
-    }
-    out[i] = Number(text.slice(at));
-    return out;
+  rows.sort((a, b) => Number(a.k) - Number(b.k));
+  let n = 0;
+  for (const x of rows) n += Number(x.n);
+  const uids = new Float64Array(n);
+  const sizes = new Uint32Array(n);
+  const ends = new Uint32Array(n);
+  const texts = [];
+  let at = 0;
+  let chars = 0;
+  for (const x of rows) {
+    const m = Number(x.n);
+    const text = x.fields || '';
+    numbers(x.uids, uids, at);
+    numbers(x.sizes, sizes, at);
+    const mine = numbers(x.lens, ends.subarray(at, at + m), 0);
+    mine[0] += chars;
+    for (let i = 1; i < m; i++) mine[i] += mine[i - 1];
+    charEnds(mine, text, chars);
+    texts.push(text);
+    chars += text.length;
+    at += m;
+  }
+  return inUidOrder(uids, sizes, ends, texts.length === 1 ? texts[0] : texts.join(''));
+}
+
+// Messages per row of the packed read, by uid: one row of a whole mailbox (21,282 messages,
+// 11 MB) cost the driver a buffer grown by doubling to 16 MB and copied each time, and
+// PostgreSQL ~80 ms to send the one value; rows of ~250 KB cost neither.
+const CHUNK_UIDS = 512;
+
+// Typed arrays: one block of bytes each, which the IMAP server's list-view cache counts
+// exactly (list-view-cache.js) and the garbage collector never walks.
+const packedOf = (uids, sizes, starts, ends, fields) => ({ uids, sizes, starts, ends, fields });
+
+/** A comma-joined list of numbers into `out` from index `i`. */
+function numbers(text, out, i) {
+  let at = 0;
+  for (let c = text.indexOf(','); c >= 0; c = text.indexOf(',', (at = c + 1))) {
+    out[i++] = Number(text.slice(at, c));
+  }
+  out[i] = Number(text.slice(at));
+  return out;
+}
+
+/**
+ * Byte end offsets (UTF-8, as PostgreSQL counts) into character end offsets of `fields`, in
+ * place. The kept lines are latin1: U+0000-U+007F one byte, U+0080-U+00FF two, so an end moves
+ * back by the extra bytes of the characters past U+007F before it. All-ASCII text (the total
+ * bytes equal the length) costs nothing; else one regular-expression pass finds those
+ * characters. (Any other character is counted right too, though kept lines hold none: a
+ * UTF-16 half of a 4-byte character has one extra byte, the rest of the BMP two.)
+ * @param {Uint32Array} ends byte ends, each + base
+ * @param {string} fields
+ * @param {number} base characters before `fields` in the whole text (the ends count them)
+ */
+function charEnds(ends, fields, base) {
+  const n = ends.length;
+  if (!n || ends[n - 1] - base === fields.length) return;
+  // eslint-disable-next-line no-control-regex
+  const re = /[^\u0000-\u007f]/g;
+  let extra = 0;
+  let j = 0;
+  for (let m = re.exec(fields); m; m = re.exec(fields)) {
+    const p = m.index;
+    // Character p starts at byte p + extra: the ends before it count the extra bytes so far.
+    while (j < n && ends[j] - base <= p + extra) ends[j++] -= extra;
+    const c = fields.charCodeAt(p);
+    extra += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
+  }
+  while (j < n) ends[j++] -= extra;
+}
+
+/**
+ * The packed read in uid order: as it came when it did (the usual case: mail stored in uid
+ * order), else its four lists permuted by uid (rows stored out of order: a purge's holes
+ * filled again, a backfill); the text stays as read, each message found by its start and end.
+ */
+function inUidOrder(uids, sizes, ends, fields) {
+  const n = uids.length;
+  const starts = new Uint32Array(n);
+  for (let i = 1; i < n; i++) starts[i] = ends[i - 1];
+  let sorted = true;
+  for (let i = 1; i < n && sorted; i++) sorted = uids[i - 1] < uids[i];
+  if (sorted) return packedOf(uids, sizes, starts, ends, fields);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  order.sort((a, b) => uids[a] - uids[b]);
+  const permuted = (from, to) => {
+    for (let i = 0; i < n; i++) to[i] = from[order[i]];
+    return to;
   };
-  const ends = list(x.lens, new Uint32Array(n));
-  for (let i = 1; i < n; i++) ends[i] += ends[i - 1];
-  return {
-    uids: list(x.uids, new Float64Array(n)),
-    sizes: list(x.sizes, new Uint32Array(n)),
-    ends,
-    fields: x.fields || '',
-  };
+  return packedOf(
+    permuted(uids, new Float64Array(n)),
+    permuted(sizes, new Uint32Array(n)),
+    permuted(starts, new Uint32Array(n)),
+    permuted(ends, new Uint32Array(n)),
+    fields,
+  );
 }
 
 /**

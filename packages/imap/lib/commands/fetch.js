@@ -390,11 +390,11 @@ async function writeListView(ctx, targets, rows) {
     // Derived from their bytes (the store keeps nothing for them: no second read of it).
     const derived = missing.length ? await derivedMeta(s.backend, v, s.user, missing) : null;
     if (s.closed) return;
-    const { ends, sizes, fields } = packed;
+    const { starts, ends, sizes, fields } = packed;
     const metaAt = (i, uid) => {
       const j = at[i];
       return j >= 0
-        ? { size: sizes[j], fields: fields.slice(j ? ends[j - 1] : 0, ends[j]) }
+        ? { size: sizes[j], fields: fields.slice(starts[j], ends[j]) }
         : derived.get(uid);
     };
     const last = r + PACKED_READ >= targets.length;

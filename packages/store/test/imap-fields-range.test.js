@@ -1,0 +1,103 @@
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { PgStore } = require('@mailgate/store');
+const { runImport } = require('@mailgate/importer');
+const { createTestDatabase } = require('@mailgate/test-support/db');
+const { msg, mboxOf } = require('@mailgate/test-support/mail');
+
+/*
+ * The packed read of a list view (imap-meta-ops.js getImapFieldsRange, issue 35.3): the
+ * statement neither sorts nor counts characters; the store turns PostgreSQL's byte lengths into
+ * character offsets and puts rows stored out of uid order back in order. Checked against the
+ * per-message read (getImapMeta) over mail whose header lines hold 8-bit bytes (latin1
+ * characters past U+007F: two bytes each in the database) and rows stored out of uid order.
+ */
+describe('getImapFieldsRange', () => {
+  let db;
+  let tmp;
+  let store;
+  let user;
+  let mb;
+  const N = 1200; // three rows of the packed read (CHUNK_UIDS 512)
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mg-fields-range-'));
+    store = new PgStore(db.knex, { listCacheRows: 0 });
+    const list = [];
+    for (let i = 1; i <= N; i++) {
+      // Every third message: 8-bit bytes (no charset) in its Subject and From, some at the
+      // very start and end of its lines.
+      const odd = i % 3 === 0;
+      const subject = odd ? `\xe9t\xe9 ${i} caf\xe9 \xff` : `plain ${i}`;
+      const from = odd ? `\xc5sa <a${i}@example.org>` : `a${i} <a${i}@example.org>`;
+      list.push(Buffer.from(msg({ subject, from, body: `body ${i}\n` }).toString(), 'latin1'));
+    }
+    const file = path.join(tmp, 'box.mbox');
+    fs.writeFileSync(file, mboxOf(list));
+    await runImport({
+      store,
+      kind: 'mbox',
+      paths: [file],
+      user: 'fr',
+      mailbox: 'INBOX',
+      workers: 0,
+      progress: false,
+    });
+    user = await store.getUser('fr');
+    mb = await store.getMailbox(user.id, 'INBOX');
+  });
+  afterAll(async () => {
+    await db.drop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** The packed read of lo..hi, message by message, as getImapMeta reads each. */
+  const agrees = async (lo, hi) => {
+    const packed = await store.getImapFieldsRange(user.id, mb.id, lo, hi);
+    const uids = Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+    const each = await store.getImapMeta(user.id, mb.id, uids, { parts: ['fields'] });
+    expect([...packed.uids]).toEqual([...each.keys()].sort((a, b) => a - b));
+    expect(Math.max(...packed.ends)).toBe(packed.fields.length);
+    packed.uids.forEach((uid, j) => {
+      const m = each.get(uid);
+      expect(packed.sizes[j]).toBe(m.size);
+      expect(packed.fields.slice(packed.starts[j], packed.ends[j])).toBe(m.fields);
+    });
+    return packed;
+  };
+
+  test('8-bit header bytes: character offsets from byte lengths, every message exact', async () => {
+    const packed = await agrees(1, N);
+    expect(packed.uids).toHaveLength(N);
+    // The kept lines hold characters past U+007F, so byte and character offsets differ.
+    expect(packed.fields).toMatch(/\xe9t\xe9/);
+    await agrees(7, 200);
+    await agrees(500, 1100);
+  });
+
+  test('rows stored out of uid order come back in uid order', async () => {
+    // Some messages' kept rows written again: they now lie after the others in the table.
+    const gone = [2, 3, 50, 51, 150, 600, 1100];
+    const kept = await store.getImapMeta(user.id, mb.id, gone);
+    await db.knex.raw(
+      'DELETE FROM message_imap WHERE user_id = ? AND mailbox_id = ? AND uid = ANY(?::bigint[])',
+      [user.id, mb.id, gone],
+    );
+    await store.putImapMeta(
+      user.id,
+      [...gone].reverse().map((uid) => ({ mailboxId: mb.id, uid, ...kept.get(uid) })),
+    );
+    const scan = await db.knex.raw(
+      'SELECT uid FROM message_imap WHERE user_id = ? AND mailbox_id = ? ORDER BY ctid',
+      [user.id, mb.id],
+    );
+    const order = scan.rows.map((r) => Number(r.uid));
+    expect(order).not.toEqual([...order].sort((a, b) => a - b));
+    const packed = await agrees(1, N);
+    expect(packed.uids).toHaveLength(N);
+  });
+});

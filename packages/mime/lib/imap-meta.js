@@ -89,13 +89,15 @@ function hasNul(m) {
 /**
  * HEADER.FIELDS of the top-level message from kept lines: the lines whose field name is in
  * `names`, in order, then the blank line (RFC 3501 6.4.5), as latin1 text. One pass with
- * indexOf over the kept text, no split and no regular expression: a list view asks this of
- * every message of the mailbox.
+ * indexOf over the kept text, no split and no regular expression, and a line's name compared
+ * in place (namedIn): a list view asks this of every message of the mailbox, ~8 lines each, and
+ * a string made per line (slice, trim, lower case) was most of its cost in a new process.
  * @param {string} fields kept lines (CRLF, folding kept)
  * @param {Set<string>} names lower-cased field names
  * @returns {string}
  */
 function pickFields(fields, names) {
+  const table = byLength(names);
   let out = '';
   let keep = false;
   let i = 0;
@@ -109,7 +111,7 @@ function pickFields(fields, names) {
       if (keep) out += fields.slice(i, nl + 1);
     } else {
       const colon = fields.indexOf(':', i);
-      keep = colon > i && colon < nl && names.has(fields.slice(i, colon).trim().toLowerCase());
+      keep = colon > i && colon < nl && namedIn(fields, i, colon, table, names);
       if (keep) out += fields.slice(i, nl + 1);
     }
     i = nl + 1;
@@ -117,6 +119,41 @@ function pickFields(fields, names) {
   // Kept lines are CRLF already (taken on the served form), so the section is CRLF throughout
   // (RFC 3501 2.2) without a rewrite.
   return out + '\r\n';
+}
+
+// Per set of names (a FETCH's, asked of every message): its names by length.
+const lengths = new WeakMap();
+function byLength(names) {
+  let t = lengths.get(names);
+  if (!t) {
+    t = new Map();
+    for (const name of names) t.set(name.length, [...(t.get(name.length) || []), name]);
+    lengths.set(names, t);
+  }
+  return t;
+}
+
+/**
+ * Whether the field name fields[i, colon) is one of `names` (lower case), compared without
+ * making a string: ASCII letters folded to lower case, anything else as is. A name with
+ * blanks before its colon takes the general way (trim, lower case).
+ */
+function namedIn(fields, i, colon, table, names) {
+  const before = fields.charCodeAt(colon - 1);
+  if (before === 0x20 || before === 0x09) {
+    return names.has(fields.slice(i, colon).trim().toLowerCase());
+  }
+  const same = table.get(colon - i);
+  if (!same) return false;
+  next: for (const name of same) {
+    for (let k = 0; k < name.length; k++) {
+      let c = fields.charCodeAt(i + k);
+      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+      if (c !== name.charCodeAt(k)) continue next;
+    }
+    return true;
+  }
+  return false;
 }
 
 module.exports = { FIELDS, deriveMeta, hasNul, pickFields };

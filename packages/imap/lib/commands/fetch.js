@@ -393,8 +393,9 @@ async function writeListView(ctx, targets, rows) {
     const { starts, ends, sizes, fields } = packed;
     const metaAt = (i, uid) => {
       const j = at[i];
+      // The memo slots of headerFieldsItem present from the start: one object shape for all.
       return j >= 0
-        ? { size: sizes[j], fields: fields.slice(starts[j], ends[j]) }
+        ? { size: sizes[j], fields: fields.slice(starts[j], ends[j]), hfKey: null, hfText: null }
         : derived.get(uid);
     };
     const last = r + PACKED_READ >= targets.length;

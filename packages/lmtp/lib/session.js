@@ -2,7 +2,8 @@
 
 /*
  * One LMTP connection: feeds the socket's bytes to the framer, takes one item at a time
- * (PIPELINING: a command is answered before the next is read), dispatches command lines to
+ * (PIPELINING: a command is answered before the next is read; the answers of a pipelined group
+ * leave in one write), dispatches command lines to
  * commands/<name>.js and delivers finished messages through the mail service's delivery
  * operations. It owns the transaction state and the idle timer; it never touches the store.
  */
@@ -17,6 +18,15 @@ const { COMMANDS } = require('./commands');
 // replies the client has not read yet (above it no further command is taken until they drain):
 // a client that pipelines without reading cannot make the server buffer without bound.
 const MAX_PENDING = 256 * 1024;
+
+// Replies of one pipelined group are written together (issue 32: CPU per delivery). Each
+// socket write on loopback is a system call that also runs the receiving side's TCP path, and
+// an MTA's PIPELINING group MAIL/RCPT/DATA got three of them: a third of the serve process's
+// CPU per delivery went to socket writes (bench/results/deliver-2026-11-28-profile.md). Held
+// replies are sent when no further command is buffered (the client waits for them), after
+// each recipient's outcome (a 250 leaves as soon as its commit is done, as before), before
+// STARTTLS's handshake and a close, and past this many bytes.
+const FLUSH_AT = 16 * 1024;
 
 class Session {
   /**
@@ -37,6 +47,9 @@ class Session {
     this.lhlo = false;
     this.tx = null;
     this.pendingChunk = null;
+    /** Replies written while a command runs, not yet on the socket (flush). */
+    this.held = [];
+    this.heldBytes = 0;
     this.busy = false;
     this.closed = false;
     this.attach(socket);
@@ -73,7 +86,24 @@ class Session {
     this.write(reply(220, null, `${this.server.hostname} LMTP mailgate ready`));
   }
 
+  /**
+   * Queues a reply: sent at once outside a command, held while one runs (pump flushes when no
+   * further command is buffered).
+   * @param {string} text
+   */
   write(text) {
+    if (this.closed || !this.socket.writable) return;
+    this.held.push(text);
+    this.heldBytes += text.length;
+    if (!this.busy || this.heldBytes >= FLUSH_AT) this.flush();
+  }
+
+  /** Sends the held replies in one write. */
+  flush() {
+    if (!this.held.length) return;
+    const text = this.held.length === 1 ? this.held[0] : this.held.join('');
+    this.held = [];
+    this.heldBytes = 0;
     if (!this.closed && this.socket.writable) this.socket.write(text);
   }
 
@@ -92,7 +122,10 @@ class Session {
     this.busy = true;
     try {
       while (!this.closed) {
-        if (this.socket.writableLength > MAX_PENDING) await this.drained();
+        if (this.socket.writableLength > MAX_PENDING) {
+          this.flush();
+          await this.drained();
+        }
         if (this.closed) break;
         const item = this.framer.next();
         if (!item) break;
@@ -103,6 +136,7 @@ class Session {
       this.write(reply(421, '4.3.0', 'Internal error, closing'));
       this.close();
     } finally {
+      this.flush();
       this.busy = false;
       if (!this.closed) this.socket.resume();
     }
@@ -159,6 +193,7 @@ class Session {
             'lmtp relayed',
           );
           this.write(relayedReply(r.relayed, rcpt.address));
+          this.flush();
           continue;
         }
         this.log.info(
@@ -166,6 +201,7 @@ class Session {
           'lmtp delivered',
         );
         this.write(outcomeReply('stored', rcpt.address));
+        this.flush();
       } catch (err) {
         const outcome = this.service.delivery.outcomeOf(err);
         this.log.warn(
@@ -173,12 +209,14 @@ class Session {
           'lmtp not delivered',
         );
         this.write(outcomeReply(outcome, rcpt.address));
+        this.flush();
       }
     }
   }
 
   /** Upgrades the connection after `220 Ready to start TLS` (RFC 3207 4.2: state resets). */
   startTls() {
+    this.flush(); // the 220 goes out in the clear, before the handshake
     const plain = this.socket;
     this.detach(plain);
     // Bytes pipelined after STARTTLS were sent in the clear: dropped (RFC 3207 5).
@@ -200,6 +238,7 @@ class Session {
   /** Ends the connection after what was written so far. */
   close() {
     if (this.closed) return;
+    this.flush();
     this.socket.end();
     this.ended();
   }

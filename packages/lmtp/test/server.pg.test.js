@@ -118,6 +118,40 @@ test('pipelined transaction: one reply per accepted recipient after DATA, stored
   c.end();
 });
 
+test('the replies of a pipelined MAIL/RCPT/DATA leave in one write; each 250 after DATA at its commit', async () => {
+  await settled();
+  const c = await session();
+  try {
+    expect((await c.cmd('LHLO mta.test')).code).toBe(250);
+    const [s] = [...t.server.sessions];
+    // The server side's socket writes from here on (what the client receives, in calls).
+    const writes = [];
+    const write = s.socket.write;
+    s.socket.write = function counted(...args) {
+      writes.push(String(args[0]));
+      return write.apply(this, args);
+    };
+    c.write(
+      'MAIL FROM:<ann@example.org>\r\nRCPT TO:<alice@example.com>\r\n' +
+        'RCPT TO:<bob@example.com>\r\nDATA\r\n',
+    );
+    expect((await c.replies(4)).map((x) => x.code)).toEqual([250, 250, 250, 354]);
+    // One write when the four lines came in one segment (two at most if TCP split them);
+    // four before (one per reply).
+    expect(writes.length).toBeLessThan(3);
+    writes.length = 0;
+    c.write(MSG + '.\r\n');
+    expect((await c.replies(2)).map((x) => x.code)).toEqual([250, 250]);
+    // One write per recipient: alice's 250 was not held back for bob's commit.
+    expect(writes).toEqual([
+      expect.stringMatching(/^250 2\.0\.0 <alice@example\.com>/),
+      expect.stringMatching(/^250 2\.0\.0 <bob@example\.com>/),
+    ]);
+  } finally {
+    c.end();
+  }
+});
+
 test('proxied users get 451 4.2.1 until the cutover, then their mail is taken', async () => {
   const c = await session();
   await c.cmd('LHLO mta.test');

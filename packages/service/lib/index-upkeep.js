@@ -17,7 +17,7 @@
  * So each table's indexes are merged here, on a connection of their own while deliveries go
  * on, when the new mail since their last merge has filled their lists to about 60% of the
  * limit (MERGE_AFTER: bytes of raw mail, from the list growth measured on Enron mail: text
- * pieces ~13 bytes of list per byte of mail, words ~2, each header trigram index under 0.6).
+ * pieces 9-13 bytes of list per byte of mail, words ~2, each header trigram index under 0.6).
  * PostgreSQL's merge locks the list's head, not the index: inserts keep appending, and an
  * insert that passes the limit while a merge runs skips its own. Merging later rather than
  * sooner matters: a merge costs per distinct key, so merging every index after each 256 KiB
@@ -26,6 +26,14 @@
  * docs/benchmarks.md: +0.6 ms per generated message, +2.1 ms per corpus message, where the
  * inserts had merged only the text pieces' index): the price of the tail.
  *
+ * The append's transaction raises the limit to 8 MB (store append-ops.js APPEND_PENDING_LIMIT),
+ * so the text pieces' lists are merged here at about the old limit instead of at 60% of it: a
+ * merge costs a fixed part plus a part per distinct key, and on Enron mail merging after ~200
+ * messages instead of ~75 costs ~1.5 instead of ~2.7 ms a message
+ * (bench/results/deliver-2026-11-28-profile.md). The price: a substring search reads the
+ * pending list whole, about 0.2 ms a page on the loaded machine, so a search just before a merge
+ * reads up to ~4 MB of list (~90 ms) where it read ~1.8 MB.
+ *
  * One process's view: several processes (serve, lmtp, `mailgate deliver`) each count what they
  * wrote, and mail unlike Enron's fills lists at other rates; when a list passes the limit
  * first, the insert that passes it merges, as before (never worse than without this).
@@ -33,7 +41,7 @@
 
 /** New mail (bytes) after which each table's GIN indexes of the user are merged. */
 const MERGE_AFTER = Object.freeze({
-  message_chunks: 192 * 1024,
+  message_chunks: 448 * 1024,
   message_words: 1280 * 1024,
   messages: 4096 * 1024,
 });

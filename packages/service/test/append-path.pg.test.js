@@ -140,6 +140,41 @@ describe('append path: statements and group commit', () => {
     },
   );
 
+  perUser(
+    "an append never merges the text pieces' pending list at PostgreSQL's default limit (4 MB)",
+    async () => {
+      // The store alone (no upkeep): only an insert's own merge could empty the list.
+      const u = await service.users.create('gino', {});
+      const gb = await service.openBackend('pg', 'gino');
+      await gb.createMailbox('INBOX');
+      await gb.close();
+      const inbox = await service.store.getMailbox(u.id, 'INBOX');
+      const [chunks] = (await service.store.ginIndexes(u.id))
+        .filter((x) => /^message_chunks_u\d+$/.test(x.tbl))
+        .map((x) => x.name);
+      const merge = async () =>
+        Number(
+          (await knex.raw('SELECT gin_clean_pending_list(?::regclass) AS n', [chunks])).rows[0].n,
+        );
+      const words = (i) =>
+        Array.from({ length: 6000 }, (_, j) => `v${(i * 7919 + j * 104729) % 999983}`).join(' ');
+      const append = (i) => {
+        const raw = msg({ subject: `pending ${i}`, body: `${words(i)}\n` });
+        return service.store.appendMessage(u.id, inbox.id, { raw, row: deriveRow(raw).row });
+      };
+      // Pages one such message adds to an empty list, then enough messages for 560-1,000
+      // pages: past the default limit (512 pages of 8 kB), under twice it.
+      await append(0);
+      const per = await merge();
+      expect(per).toBeGreaterThan(0);
+      const n = Math.ceil(600 / per);
+      expect(n * per).toBeLessThan(1000);
+      for (let i = 1; i <= n; i++) await append(i);
+      // An insert that had merged the list at 512 pages would have left fewer than 512.
+      expect(await merge()).toBeGreaterThan(512);
+    },
+  );
+
   test('concurrent appends share commits; each stored once under the uid it was answered', async () => {
     await be.createMailbox('Burst');
     const raws = Array.from({ length: 24 }, (_, i) =>

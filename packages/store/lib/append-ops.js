@@ -34,6 +34,22 @@ const { notifyMailboxes } = require('./citus');
 
 const MAX_BATCH = 64;
 
+/*
+ * The GIN pending-list limit of an append's transaction (issue 32: CPU per delivery). A merge
+ * of a pending list costs a fixed part plus a part per distinct key, so merging seldom is
+ * cheap per message: on Enron mail in a 22,000-message INBOX the text pieces' trigram list
+ * merged after 15, 60 and 200 messages cost 93, 195 and 291 ms (6.2, 3.2, 1.5 ms a message;
+ * bench/results/deliver-2026-11-28-profile.md). The service's upkeep (index-upkeep.js) merges
+ * the lists in the background; with PostgreSQL's default limit (4 MB) it had to merge at 60% of
+ * it, or an insert would pass the limit and merge inline (the p99 tail). At 8 MB it merges at
+ * about the old limit and no delivery merges. The limit stays a bound for writers without an
+ * upkeep (`mailgate deliver` processes): they merge inline at 8 MB. SET LOCAL's effect without
+ * a round trip of its own: set_config(..., true) in the allocating statement. On Citus the
+ * statement's CTE runs on the coordinator, so the workers keep their default (citus.js point
+ * 9): as before this change.
+ */
+const APPEND_PENDING_LIMIT = '8MB';
+
 /**
  * Stores one new message (IMAP APPEND, LMTP/LDA delivery, the API's append): uid from
  * UIDNEXT and a new modseq under the mailbox row lock, columns derived by the caller
@@ -209,7 +225,8 @@ async function allocate(trx, userId, mailbox, n, hashes) {
     // correlated read of a CTE's result is a join Citus cannot route); the second branch has
     // rows only when the first has one (the same mailbox row). Not a subquery in the INSERT's
     // VALUES: Citus refuses those (citus.js).
-    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x),
+    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x,
+                                    set_config('gin_pending_list_limit', ?, true) AS g),
      b AS (UPDATE mailboxes b SET uidnext = b.uidnext + ?, highestmodseq = b.highestmodseq + 1
        FROM l WHERE ${named ? 'b.name = ?' : 'b.id = ?'} AND b.user_id = ?
         AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = ? AND u.route = 'proxy')
@@ -225,6 +242,7 @@ async function allocate(trx, userId, mailbox, n, hashes) {
     [
       THREAD_LOCK,
       userId,
+      APPEND_PENDING_LIMIT,
       n,
       named ? mailbox.name : mailbox,
       userId,
@@ -315,4 +333,10 @@ async function drain(store, queues, key, q, userId, mailbox) {
   }
 }
 
-module.exports = { appendMessage, appendMessages, appendTransaction, MAX_BATCH };
+module.exports = {
+  appendMessage,
+  appendMessages,
+  appendTransaction,
+  MAX_BATCH,
+  APPEND_PENDING_LIMIT,
+};

@@ -46,6 +46,10 @@
  *      does not have, and with `plan_cache_mode = force_generic_plan` the coordinator cannot
  *      plan the join of two distributed tables on a parameter ("could not create distributed
  *      plan"). IMAP FETCH's read of message bytes keeps the unprepared statement there.
+ *   9. An append's GIN pending-list limit (append-ops.js APPEND_PENDING_LIMIT) is set with
+ *      set_config in its allocating statement, whose CTE runs on the coordinator: the workers
+ *      keep their own gin_pending_list_limit, so an insert there merges its lists at that
+ *      limit, as every insert did before.
  *
  * Must never: hold SQL that is not about these differences, or be a second store.
  */

@@ -27,10 +27,12 @@
  * and PostgreSQL; Dovecot: its master and children) over its samples, from /proc.
  *
  *   npm run bench:imap-losses -- [--size large] [--rounds 20] [--messages 20] [--samples 3]
- *        [--work DIR] [--out FILE] [--only fetch[,reselect]]
+ *        [--work DIR] [--out FILE] [--only fetch[,reselect]|copy]
  *
  * `--only fetch` times fetch_one and fetch_one_first alone (no re-SELECT, STORE, COPY or
- * expunge); `--only fetch,reselect` the re-SELECT too.
+ * expunge); `--only fetch,reselect` the re-SELECT too. `--only copy` times `UID COPY 1:*`
+ * alone, `--samples` times on each server, each into a new mailbox (DELETE and CREATE
+ * untimed), the servers taking turns going first.
  */
 
 const { SIZES } = require('../mailboxes');
@@ -138,11 +140,16 @@ async function main(args) {
   const ROUNDS = Number(option(args, '--rounds', 20));
   const MESSAGES = Number(option(args, '--messages', 20));
   const SAMPLES = Number(option(args, '--samples', 3));
-  // --only fetch[,reselect]: those rows alone (no STORE, COPY or expunge).
+  // --only fetch[,reselect]: those rows alone (no STORE, COPY or expunge); --only copy: COPY.
   const only = option(args, '--only', null);
   const ONLY = only === null ? null : new Set(only.split(','));
-  if (ONLY && (!ONLY.has('fetch') || [...ONLY].some((x) => x !== 'fetch' && x !== 'reselect')))
-    throw new Error('--only takes: fetch or fetch,reselect');
+  const COPY_ONLY = Boolean(ONLY && ONLY.size === 1 && ONLY.has('copy'));
+  if (
+    ONLY &&
+    !COPY_ONLY &&
+    (!ONLY.has('fetch') || [...ONLY].some((x) => x !== 'fetch' && x !== 'reselect'))
+  )
+    throw new Error('--only takes: fetch, fetch,reselect or copy');
   const RESELECT = !ONLY || ONLY.has('reselect');
   const { work: WORK, box } = pairMailbox(args, SIZE, { log: true });
   const log = (s) => process.stderr.write(`imap-losses: ${s}\n`);
@@ -171,6 +178,31 @@ async function main(args) {
     const one = pick(total, 0.01, 35001);
     const fifth = pick(total, 0.2, 35002);
     const gone = pick(total, 0.01, 35003);
+
+    if (COPY_ONLY) {
+      log(`COPY of the whole mailbox, ${SAMPLES} times on each server`);
+      const copies = new Map(sides.map((s) => [s, { ms: [], cpu: 0 }]));
+      for (let r = 0; r < SAMPLES; r++) {
+        await each(sides, r, async (side) => {
+          const c = copies.get(side);
+          await side.raw.command(`DELETE ${COPY}`).catch(() => {});
+          await side.raw.command(`CREATE ${COPY}`);
+          const c0 = serverCpu(side);
+          c.ms.push((await side.raw.command(`UID COPY 1:* ${COPY}`)).ms);
+          c.cpu += serverCpu(side) - c0;
+          const st = await side.raw.command(`STATUS ${COPY} (MESSAGES)`);
+          if (!st.text().includes(`MESSAGES ${total})`)) {
+            throw new Error(`${side.server.name}: the copy does not hold ${total} messages`);
+          }
+          await side.raw.command(`DELETE ${COPY}`);
+        });
+      }
+      for (const side of sides) {
+        const c = copies.get(side);
+        results.push(row(side, 'copy', 'imported', c.ms, c.cpu));
+      }
+      return;
+    }
 
     log(RESELECT ? 'fetch_one, reselect' : 'fetch_one');
     const fetchMs = new Map(sides.map((s) => [s, { ms: [], cpu: 0 }]));

@@ -140,6 +140,7 @@ function emit(node, ctx, top = false) {
       return `(${node.children.map((c) => emit(c, ctx, inner)).join(op)})`;
     }
     case 'not':
+      if (node.child.type === 'date') return emitDate(node.child, ctx, true);
       return negate(emit(node.child, ctx));
     case 'word':
       return words(ctx, 'plainto_tsquery', node.value, top);
@@ -185,17 +186,27 @@ function negate(sql) {
   return `((${sql}) IS NOT TRUE)`;
 }
 
-function emitDate(node, ctx) {
+/**
+ * A date term, or with `negated` its complement: the rows where it is not true, a NULL date
+ * included (what negate() gives), written as ranges and `IS NULL`, which the date index
+ * answers; `(date >= D) IS NOT TRUE` reads every row of the mailbox (IMAP SENT*'s candidates,
+ * issue 35.2: a sequential scan of the wide messages rows per SEARCH).
+ */
+function emitDate(node, ctx, negated = false) {
   const date = col(ctx, 'date');
   // Explicit UTC instants (…Z), so the session TimeZone never shifts the day boundaries.
   const start = `${node.value}T00:00:00Z`;
-  if (node.op === 'before') return `${date} < ${bind(ctx, start)}::timestamptz`;
-  if (node.op === 'after') return `${date} >= ${bind(ctx, start)}::timestamptz`;
+  const at = () => `${bind(ctx, start)}::timestamptz`;
   // '24 hours', not '1 day': timestamptz + '1 day' follows the session's DST rules.
-  return (
-    `(${date} >= ${bind(ctx, start)}::timestamptz` +
-    ` AND ${date} < ${bind(ctx, start)}::timestamptz + interval '24 hours')`
-  );
+  const end = () => `${bind(ctx, start)}::timestamptz + interval '24 hours'`;
+  if (!negated) {
+    if (node.op === 'before') return `${date} < ${at()}`;
+    if (node.op === 'after') return `${date} >= ${at()}`;
+    return `(${date} >= ${at()} AND ${date} < ${end()})`;
+  }
+  if (node.op === 'before') return `(${date} >= ${at()} OR ${date} IS NULL)`;
+  if (node.op === 'after') return `(${date} < ${at()} OR ${date} IS NULL)`;
+  return `(${date} < ${at()} OR ${date} >= ${end()} OR ${date} IS NULL)`;
 }
 
 module.exports = { compileSql, likeEscape, SUBSTRING_COLUMNS };

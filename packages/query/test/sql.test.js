@@ -84,7 +84,15 @@ describe('compileSql: structure', () => {
 
   test('negation is NULL-safe (IS NOT TRUE), for fields and dates alike', () => {
     expect(compile('-subject:x').sql).toBe('((m.subject ILIKE ?) IS NOT TRUE)');
-    expect(compile('-before:2024-01-01').sql).toBe('((m.date < ?::timestamptz) IS NOT TRUE)');
+    // Dates: the complement as ranges or NULL, which the date index answers (issue 35.2).
+    expect(compile('-before:2024-01-01').sql).toBe('(m.date >= ?::timestamptz OR m.date IS NULL)');
+    expect(compile('-after:2024-01-01').sql).toBe('(m.date < ?::timestamptz OR m.date IS NULL)');
+    expect(compile('-on:2024-01-01')).toEqual({
+      sql:
+        '(m.date < ?::timestamptz OR m.date >= ?::timestamptz' +
+        " + interval '24 hours' OR m.date IS NULL)",
+      bindings: ['2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z'],
+    });
     expect(compile('-has:attachment').sql).toBe('((m.has_attachments) IS NOT TRUE)');
     expect(compile('-(a OR b)').sql).toBe(
       "(((m.tsv @@ plainto_tsquery('simple', ?) OR m.tsv @@ plainto_tsquery('simple', ?)))" +

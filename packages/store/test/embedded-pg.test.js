@@ -92,6 +92,8 @@ test('the embedded server bounds its WAL (issue 30.6: pg_wal reached 2.1 GB)', a
     expect(await show('max_wal_size')).toBe('512MB');
     expect(await show('min_wal_size')).toBe('64MB');
     expect(await show('wal_compression')).not.toBe('off');
+    // Bitmap heap scans prefetch (issue 35.1: a cold text search read its pages one by one).
+    expect(await show('effective_io_concurrency')).toBe('64');
   } finally {
     await client.end();
   }

@@ -419,9 +419,15 @@ async function runSearch(s, args) {
   const prefix = raws.every((n) => n.headerOnly) ? DATE_PREFIX : undefined;
   const hits = [];
   let undecided = [];
-  for (let i = 0; i < v.uids.length; i++) {
+  // Every hit is in the uid set an AND's service search answered (a date search's band):
+  // only those messages are evaluated, not the whole view. Else every message of the view.
+  const only = rows ? null : uidsOfAnd(compiled);
+  const candidates = only ? [...only].map((u) => v.seqOf(u)).filter((n) => n > 0) : null;
+  const count = candidates ? candidates.length : v.uids.length;
+  for (let k = 0; k < count; k++) {
     // A long evaluation gives other sessions a turn of the event loop now and then.
-    if (i % YIELD_EVERY === 0 && i > 0) await new Promise((r) => setImmediate(r));
+    if (k % YIELD_EVERY === 0 && k > 0) await new Promise((r) => setImmediate(r));
+    const i = candidates ? candidates[k] - 1 : k;
     const row = rows ? rows.get(v.uids[i]) : { uid: v.uids[i] };
     if (!row) continue;
     const env = { row, seq: i + 1, total: v.total, maxUid, raw: undefined, recent: v.recent };
@@ -489,6 +495,21 @@ async function decideByEnvelope(s, compiled, undecided, hits) {
 }
 
 /**
+ * The smallest uid set among an AND's children answered by a service search (compile's
+ * `uids`), which every hit of the AND is in; null when the tree is not such an AND.
+ * @param {object} compiled
+ * @returns {Set<number>|null}
+ */
+function uidsOfAnd(compiled) {
+  if (compiled.kind !== 'and') return null;
+  let best = null;
+  for (const c of compiled.children) {
+    if (c.uids && (!best || c.uids.size < best.size)) best = c.uids;
+  }
+  return best;
+}
+
+/**
  * Whether a key tree has a test that reads a message's list row (flags, dates, keywords,
  * MODSEQ…): every local leaf does; AST leaves become uid sets, raw leaves read the bytes.
  */
@@ -522,7 +543,8 @@ async function compile(node, be, mailbox, view) {
   if (ast) {
     if (ast.type === 'all') return { kind: 'local', test: () => true };
     const set = await searchUids(be, mailbox, ast);
-    return { kind: 'local', test: (row) => set.has(Number(row.uid)) };
+    // `uids`: the set itself, for runSearch's candidates (uidsOfAnd).
+    return { kind: 'local', test: (row) => set.has(Number(row.uid)), uids: set };
   }
   if (node.kind === 'not')
     return { kind: 'not', child: await compile(node.child, be, mailbox, view) };

@@ -87,14 +87,19 @@ function appendMessage(store, userId, mailbox, msg) {
  */
 async function appendMessages(store, userId, mailbox, msgs) {
   const hashes = msgs.map((m) => crypto.createHash('sha256').update(m.raw).digest());
-  return retryConflict(() => store.appendTransaction(userId, mailbox, msgs, hashes));
+  // Compressed once, before the transaction: not under the mailbox's lock, and not again when
+  // a conflict runs the transaction again (raw-codec.js, ~0.1 ms a message).
+  const stored = msgs.map((m) => encodeRaw(m.raw));
+  return retryConflict(() => store.appendTransaction(userId, mailbox, msgs, hashes, stored));
 }
 
 /**
  * appendMessages' one transaction (retried whole by retryConflict).
  * @param {import('./pg-store').PgStore} store
+ * @param {Array<{raw: Buffer, raw_codec: number}>} [stored] the messages' stored forms
+ *   (encodeRaw), computed here when not given
  */
-async function appendTransaction(store, userId, mailbox, msgs, hashes) {
+async function appendTransaction(store, userId, mailbox, msgs, hashes, stored) {
   return store.knex.transaction(async (trx) => {
     const mb = await allocate(trx, userId, mailbox, msgs.length, hashes);
     const first = Number(mb.first);
@@ -139,7 +144,7 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes) {
           user_id: userId,
           mailbox_id: mb.id,
           uid: r.uid,
-          ...encodeRaw(msgs[i].raw),
+          ...(stored ? stored[i] : encodeRaw(msgs[i].raw)),
         })),
       )
       .toSQL();

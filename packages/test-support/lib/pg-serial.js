@@ -14,6 +14,7 @@ const { Client } = require('pg');
  */
 
 const DEPRECATION = /client is already executing a query/;
+const INSTALLED = Symbol('mailgate pg-serial guard');
 
 /**
  * Watches every node-postgres client of this test file (knex's pool, raw connections, the
@@ -23,6 +24,10 @@ const DEPRECATION = /client is already executing a query/;
  *   the guard itself)
  */
 function guardPgClients() {
+  // The whole suite installs the guard (jest.config.js setupFilesAfterEnv: pg-serial-all.js);
+  // a file that also calls it gets the same watch, so an offence is reported once and take()
+  // still hands it to the file's own test of the guard.
+  if (Client.prototype[INSTALLED]) return Client.prototype[INSTALLED];
   const seen = [];
   const original = Client.prototype.query;
   Client.prototype.query = function guardedQuery(...args) {
@@ -47,10 +52,13 @@ function guardPgClients() {
   afterEach(check);
   afterAll(() => {
     Client.prototype.query = original;
+    delete Client.prototype[INSTALLED];
     process.off('warning', onWarning);
     check();
   });
-  return { take: () => seen.splice(0) };
+  const handle = { take: () => seen.splice(0) };
+  Client.prototype[INSTALLED] = handle;
+  return handle;
 }
 
 /**

@@ -2,9 +2,10 @@
 
 /*
  * The IMAP server's bounded in-process copy of packed list-view reads (issue 35.3): what the
- * store's getImapFieldsRange returned for a uid range of a mailbox (the kept header lines of
- * its messages joined into one latin1 text, their uids, sizes and end offsets), keyed by user,
- * mailbox scope (cache.js mailboxScope: identity and UIDVALIDITY) and range. A uid's lines
+ * store's getImapFieldsRange returned for a uid range of a mailbox (one kept value of its
+ * messages, the list-view header lines or the ENVELOPEs, joined into one latin1 text, their
+ * uids, sizes and offsets), keyed by user, mailbox scope (cache.js mailboxScope: identity and
+ * UIDVALIDITY, plus the value read) and range. A uid's lines
  * never change, so nothing goes stale; a message kept after the read (a backfill) is missing
  * from it and derived by FETCH, as any message without kept lines. Owns the reads it holds and
  * their accounting; never reads the store, never decides visibility (FETCH answers only the
@@ -41,13 +42,13 @@ function textBytes(s) {
 
 /**
  * Bytes one packed read holds.
- * @param {{uids: ArrayLike<number>, sizes: ArrayLike<number>, ends: ArrayLike<number>, fields: string}} p
+ * @param {{uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}} p
  */
 function packedBytes(p) {
   // Typed arrays say their bytes; plain arrays of small integers take 8 bytes a slot.
   const arr = (a) => (ArrayBuffer.isView(a) ? a.byteLength : 8 * a.length);
   const starts = p.starts ? arr(p.starts) : 0;
-  return textBytes(p.fields) + arr(p.uids) + arr(p.sizes) + starts + arr(p.ends) + ENTRY_OVERHEAD;
+  return textBytes(p.text) + arr(p.uids) + arr(p.sizes) + starts + arr(p.ends) + ENTRY_OVERHEAD;
 }
 
 class ListViewCache {
@@ -78,7 +79,7 @@ class ListViewCache {
    * @param {string} scope mailboxScope(user, view)
    * @param {number} lo
    * @param {number} hi
-   * @returns {{uids: ArrayLike<number>, sizes: ArrayLike<number>, ends: ArrayLike<number>, fields: string}|undefined}
+   * @returns {{uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}|undefined}
    */
   get(user, scope, lo, hi) {
     const u = this.users.get(user);
@@ -101,7 +102,7 @@ class ListViewCache {
    * @param {string} scope mailboxScope(user, view)
    * @param {number} lo
    * @param {number} hi
-   * @param {{uids: ArrayLike<number>, sizes: ArrayLike<number>, ends: ArrayLike<number>, fields: string}} packed
+   * @param {{uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}} packed
    * @returns {boolean} whether it is kept (false: over the user's share, or disabled)
    */
   set(user, scope, lo, hi, packed) {

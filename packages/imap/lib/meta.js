@@ -236,8 +236,9 @@ async function derivedMeta(be, view, user, uids, out = new Map()) {
 const ALL_PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
 
 /**
- * The kept header lines and sizes of the messages with uid in [lo, hi], packed (service
- * getImapFieldsRange: one statement, one row): from the server's list-view cache when an
+ * One kept value (`part`: the list-view header lines, or the ENVELOPE) and the sizes of the
+ * messages with uid in [lo, hi], packed (service getImapFieldsRange: one statement, a row per
+ * 512 uids): from the server's list-view cache when an
  * earlier read of this mailbox covered the range, else read and offered to it
  * (list-view-cache.js: bounded in bytes, a quarter per user). Kept as read, a large string and
  * three typed arrays, not an object per message: the garbage collector has little to copy
@@ -249,13 +250,15 @@ const ALL_PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
  * @param {number} lo
  * @param {number} hi
  * @param {import('./list-view-cache').ListViewCache|null} [cache] the server's
- * @returns {Promise<{uids: ArrayLike<number>, sizes: ArrayLike<number>, ends: ArrayLike<number>, fields: string}>}
+ * @param {'fields'|'envelope'} [part] default fields
+ * @returns {Promise<{uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}>}
  */
-async function packedFields(be, view, user, lo, hi, cache = null) {
-  const scope = mailboxScope(user, view);
+async function packedFields(be, view, user, lo, hi, cache = null, part = 'fields') {
+  // The value read is part of the key: a list view's reads and an ENVELOPE fetch's are apart.
+  const scope = `${mailboxScope(user, view)}\0${part}`;
   const hit = cache && cache.get(user, scope, lo, hi);
   if (hit) return hit;
-  const packed = await be.getImapFieldsRange(view.name, lo, hi);
+  const packed = await be.getImapFieldsRange(view.name, lo, hi, part);
   if (cache) cache.set(user, scope, lo, hi, packed);
   return packed;
 }

@@ -26,14 +26,14 @@ function packed(lo, hi, chars = 100, ch = 'a') {
     starts[i] = i * chars;
     ends[i] = (i + 1) * chars;
   }
-  return { uids, sizes, starts, ends, fields: ch.repeat(n * chars) };
+  return { uids, sizes, starts, ends, text: ch.repeat(n * chars) };
 }
 
 test('bytes, not string length: typed arrays by their bytes, a two-byte string twice', () => {
   const one = packed(1, 10, 100);
   expect(packedBytes(one)).toBe(1000 + 10 * (8 + 4 + 4 + 4) + ENTRY_OVERHEAD);
   // A character past U+00FF makes V8 keep the whole string two bytes a character.
-  const two = { ...one, fields: `${'a'.repeat(999)}\u20ac` };
+  const two = { ...one, text: `${'a'.repeat(999)}\u20ac` };
   expect(packedBytes(two)).toBe(2000 + 10 * 20 + ENTRY_OVERHEAD);
   // Plain arrays (a backend that returns them) count 8 bytes a slot.
   const plain = {
@@ -41,7 +41,7 @@ test('bytes, not string length: typed arrays by their bytes, a two-byte string t
     sizes: [3, 4],
     starts: [0, 3],
     ends: [3, 6],
-    fields: 'x'.repeat(6),
+    text: 'x'.repeat(6),
   };
   expect(packedBytes(plain)).toBe(6 + 64 + ENTRY_OVERHEAD);
 

@@ -32,6 +32,8 @@ const WIDE =
   'UID RFC822.SIZE FLAGS BODY.PEEK[HEADER.FIELDS (From To Cc Bcc Subject Date Message-ID ' +
   'Priority X-Priority References Newsgroups In-Reply-To Content-Type Reply-To)]';
 const PARTIAL = 'FLAGS BODY.PEEK[HEADER.FIELDS (SUBJECT FROM)]<0.40> RFC822.SIZE';
+// The bench's ENVELOPE request (a client's first sync).
+const ENVELOPE = 'UID FLAGS INTERNALDATE RFC822.SIZE ENVELOPE';
 let env;
 let tmp;
 let total = 0;
@@ -164,6 +166,7 @@ test.each([
   ['the bench list view', `FETCH 1:* (${LIST})`],
   ['a wide field list by uid', `UID FETCH 1:* (${WIDE})`],
   ['a partial of two fields, from the 50th message on', `FETCH 50:* (${PARTIAL})`],
+  ['a first sync: ENVELOPE by uid', `UID FETCH 1:* (${ENVELOPE})`],
 ])(
   '%s: byte-identical to the answer derived from the message bytes',
   async (_name, command) => {
@@ -174,6 +177,23 @@ test.each([
     expect(packed.length).toBeGreaterThan(256);
     expect(packed).toHaveLength(derived.length);
     for (let i = 0; i < packed.length; i++) expect(packed[i]).toBe(derived[i]);
+  },
+  TEST_MS,
+);
+
+test(
+  'an ENVELOPE fetch of the whole mailbox reads the envelopes packed, not one row per message',
+  async () => {
+    if (skip()) return;
+    await forget();
+    const { text, reads } = await fetchCounted(`UID FETCH 1:* (${ENVELOPE})`);
+    expect(perMessage(text)).toHaveLength(total);
+    const kept = reads.filter((r) => /message_imap/.test(r.sql));
+    expect(kept).toHaveLength(1);
+    expect(kept[0].sql).toMatch(/i\.envelope/);
+    expect(kept[0].sql).not.toMatch(/i\.fields|i\.bodystructure/);
+    // Before: one row per message with kept metadata (total - withNul).
+    expect(kept[0].rows).toBeLessThanOrEqual(Math.ceil(total / 512) + 1);
   },
   TEST_MS,
 );

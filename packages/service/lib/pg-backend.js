@@ -448,16 +448,18 @@ class PgBackend extends MailBackend {
   }
 
   /**
-   * The kept list-view header lines and RFC822.SIZE of the messages with uid in [lo, hi],
-   * packed into one text and three lists (store getImapFieldsRange): a whole mailbox's list
-   * view in one row, no object per message.
+   * One kept value (the list-view header lines by default, or the ENVELOPE …) and RFC822.SIZE
+   * of the messages with uid in [lo, hi], packed into one text and four typed arrays (store
+   * getImapFieldsRange): a whole mailbox's list view or ENVELOPE fetch in a few rows, no
+   * object per message.
    * @param {string} mailbox
    * @param {number} lo
    * @param {number} hi
-   * @returns {Promise<{uids: number[], sizes: number[], ends: number[], fields: string}>}
+   * @param {'fields'|'envelope'|'body'|'bodystructure'} [part] default fields
+   * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, starts: Uint32Array, ends: Uint32Array, text: string}>}
    */
-  async getImapFieldsRange(mailbox, lo, hi) {
-    return this.store.getImapFieldsRange(this.user.id, byName(mailbox), lo, hi);
+  async getImapFieldsRange(mailbox, lo, hi, part = 'fields') {
+    return this.store.getImapFieldsRange(this.user.id, byName(mailbox), lo, hi, part);
   }
 }
 

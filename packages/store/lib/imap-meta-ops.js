@@ -9,6 +9,7 @@
  * caller derives, @mailgate/mime imap-meta.js).
  */
 
+const { errors } = require('@mailgate/core');
 const { inMailbox, mustExist, isName } = require('./mailbox-ref');
 const { decodeRaw } = require('./raw-codec');
 
@@ -63,16 +64,18 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
 }
 
 /**
- * The kept header lines (`fields`) and RFC822.SIZE of the messages whose uid is in [lo, hi],
- * packed: one row per CHUNK_UIDS uids, each with the lines of its messages joined into one text
- * and their uids, sizes and byte lengths as three comma-joined lists; joined here into one text
- * and four typed arrays. A list view of a whole mailbox
+ * One kept value (`part`: the list-view header lines `fields` by default, or the ENVELOPE, BODY
+ * or BODYSTRUCTURE) and RFC822.SIZE of the messages whose uid is in [lo, hi], packed: one row
+ * per CHUNK_UIDS uids, each with the values of its messages joined into one text and their
+ * uids, sizes and byte lengths as three comma-joined lists; joined here into one text and four
+ * typed arrays. A list view of a whole mailbox
  * (FETCH 1:* of FLAGS RFC822.SIZE BODY.PEEK[HEADER.FIELDS (…)]) read as one row per message
  * cost more in the new IMAP process than the database did: 21,282 row objects and their
  * strings, kept alive through the command, made the first FETCH after a restart spend ~40% of
  * its time collecting garbage (issue 35.3, bench/results/imap-cold-listview-2026-11-30).
- * Packed, the client makes a few strings per row, no object per message. Only `fields` is read:
- * ENVELOPE/BODYSTRUCTURE stay out of the answer.
+ * Packed, the client makes a few strings per row, no object per message. Only `part` is read:
+ * the other values stay out of the answer (a full-mailbox ENVELOPE fetch, a client's first
+ * sync, is read the same way: its row objects were the same cost).
  *
  * The statement does no sort and counts no characters (it was 78-83 ms cold with both, the
  * scan 15-27 ms of it: pg-packed-read.txt): the aggregates take the rows in the scan's order
@@ -86,11 +89,14 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
  * @param {number|{name: string}} mailbox id, or byName(name) (MAILBOX_NOT_FOUND when none)
  * @param {number} lo first uid
  * @param {number} hi last uid
- * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, starts: Uint32Array, ends: Uint32Array, fields: string}>}
- *   in uid order; messages without kept metadata are absent; `fields` holds latin1 text (one
- *   char per byte), message i's lines are fields.slice(starts[i], ends[i])
+ * @param {string} [part] one of PARTS (default fields)
+ * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, starts: Uint32Array, ends: Uint32Array, text: string}>}
+ *   in uid order; messages without kept metadata are absent; `text` holds latin1 text (one
+ *   char per byte), message i's value is text.slice(starts[i], ends[i])
  */
-async function getImapFieldsRange(store, userId, mailbox, lo, hi) {
+async function getImapFieldsRange(store, userId, mailbox, lo, hi, part = 'fields') {
+  // A column name in the statement: only one of the kept values' own names.
+  if (!PARTS.includes(part)) throw new errors.INVALID_PARAMETER(`not a kept value: ${part}`);
   const { mailbox: mb, rows } = await inMailbox(
     store.knex,
     userId,
@@ -98,8 +104,8 @@ async function getImapFieldsRange(store, userId, mailbox, lo, hi) {
     `SELECT i.uid / ${CHUNK_UIDS} AS k, count(*) AS n,
             string_agg(i.uid::text, ',') AS uids,
             string_agg(i.size::text, ',') AS sizes,
-            string_agg(octet_length(i.fields)::text, ',') AS lens,
-            string_agg(i.fields, '') AS fields
+            string_agg(octet_length(i.${part})::text, ',') AS lens,
+            string_agg(i.${part}, '') AS text
        FROM message_imap i
       WHERE i.user_id = ? AND i.mailbox_id = b.id AND i.uid BETWEEN ? AND ?
       GROUP BY 1`,
@@ -118,7 +124,7 @@ async function getImapFieldsRange(store, userId, mailbox, lo, hi) {
   let chars = 0;
   for (const x of rows) {
     const m = Number(x.n);
-    const text = x.fields || '';
+    const text = x.text || '';
     numbers(x.uids, uids, at);
     numbers(x.sizes, sizes, at);
     const mine = numbers(x.lens, ends.subarray(at, at + m), 0);
@@ -139,7 +145,7 @@ const CHUNK_UIDS = 512;
 
 // Typed arrays: one block of bytes each, which the IMAP server's list-view cache counts
 // exactly (list-view-cache.js) and the garbage collector never walks.
-const packedOf = (uids, sizes, starts, ends, fields) => ({ uids, sizes, starts, ends, fields });
+const packedOf = (uids, sizes, starts, ends, text) => ({ uids, sizes, starts, ends, text });
 
 /** A comma-joined list of numbers into `out` from index `i`. */
 function numbers(text, out, i) {
@@ -152,28 +158,28 @@ function numbers(text, out, i) {
 }
 
 /**
- * Byte end offsets (UTF-8, as PostgreSQL counts) into character end offsets of `fields`, in
+ * Byte end offsets (UTF-8, as PostgreSQL counts) into character end offsets of `text`, in
  * place. The kept lines are latin1: U+0000-U+007F one byte, U+0080-U+00FF two, so an end moves
  * back by the extra bytes of the characters past U+007F before it. All-ASCII text (the total
  * bytes equal the length) costs nothing; else one regular-expression pass finds those
  * characters. (Any other character is counted right too, though kept lines hold none: a
  * UTF-16 half of a 4-byte character has one extra byte, the rest of the BMP two.)
  * @param {Uint32Array} ends byte ends, each + base
- * @param {string} fields
- * @param {number} base characters before `fields` in the whole text (the ends count them)
+ * @param {string} text
+ * @param {number} base characters before `text` in the whole text (the ends count them)
  */
-function charEnds(ends, fields, base) {
+function charEnds(ends, text, base) {
   const n = ends.length;
-  if (!n || ends[n - 1] - base === fields.length) return;
+  if (!n || ends[n - 1] - base === text.length) return;
   // eslint-disable-next-line no-control-regex
   const re = /[^\u0000-\u007f]/g;
   let extra = 0;
   let j = 0;
-  for (let m = re.exec(fields); m; m = re.exec(fields)) {
+  for (let m = re.exec(text); m; m = re.exec(text)) {
     const p = m.index;
     // Character p starts at byte p + extra: the ends before it count the extra bytes so far.
     while (j < n && ends[j] - base <= p + extra) ends[j++] -= extra;
-    const c = fields.charCodeAt(p);
+    const c = text.charCodeAt(p);
     extra += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
   }
   while (j < n) ends[j++] -= extra;
@@ -184,13 +190,13 @@ function charEnds(ends, fields, base) {
  * order), else its four lists permuted by uid (rows stored out of order: a purge's holes
  * filled again, a backfill); the text stays as read, each message found by its start and end.
  */
-function inUidOrder(uids, sizes, ends, fields) {
+function inUidOrder(uids, sizes, ends, text) {
   const n = uids.length;
   const starts = new Uint32Array(n);
   for (let i = 1; i < n; i++) starts[i] = ends[i - 1];
   let sorted = true;
   for (let i = 1; i < n && sorted; i++) sorted = uids[i - 1] < uids[i];
-  if (sorted) return packedOf(uids, sizes, starts, ends, fields);
+  if (sorted) return packedOf(uids, sizes, starts, ends, text);
   const order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
   order.sort((a, b) => uids[a] - uids[b]);
@@ -203,7 +209,7 @@ function inUidOrder(uids, sizes, ends, fields) {
     permuted(sizes, new Uint32Array(n)),
     permuted(starts, new Uint32Array(n)),
     permuted(ends, new Uint32Array(n)),
-    fields,
+    text,
   );
 }
 

@@ -56,16 +56,16 @@ describe('getImapFieldsRange', () => {
   });
 
   /** The packed read of lo..hi, message by message, as getImapMeta reads each. */
-  const agrees = async (lo, hi) => {
-    const packed = await store.getImapFieldsRange(user.id, mb.id, lo, hi);
+  const agrees = async (lo, hi, part = 'fields') => {
+    const packed = await store.getImapFieldsRange(user.id, mb.id, lo, hi, part);
     const uids = Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
-    const each = await store.getImapMeta(user.id, mb.id, uids, { parts: ['fields'] });
+    const each = await store.getImapMeta(user.id, mb.id, uids, { parts: [part] });
     expect([...packed.uids]).toEqual([...each.keys()].sort((a, b) => a - b));
-    expect(Math.max(...packed.ends)).toBe(packed.fields.length);
+    expect(Math.max(...packed.ends)).toBe(packed.text.length);
     packed.uids.forEach((uid, j) => {
       const m = each.get(uid);
       expect(packed.sizes[j]).toBe(m.size);
-      expect(packed.fields.slice(packed.starts[j], packed.ends[j])).toBe(m.fields);
+      expect(packed.text.slice(packed.starts[j], packed.ends[j])).toBe(m[part]);
     });
     return packed;
   };
@@ -74,9 +74,15 @@ describe('getImapFieldsRange', () => {
     const packed = await agrees(1, N);
     expect(packed.uids).toHaveLength(N);
     // The kept lines hold characters past U+007F, so byte and character offsets differ.
-    expect(packed.fields).toMatch(/\xe9t\xe9/);
+    expect(packed.text).toMatch(/\xe9t\xe9/);
     await agrees(7, 200);
     await agrees(500, 1100);
+    // The ENVELOPEs (a first sync's read) the same way; 8-bit bytes in them too.
+    const env = await agrees(1, N, 'envelope');
+    expect(env.text).toMatch(/\xe9t\xe9/);
+    await expect(store.getImapFieldsRange(user.id, mb.id, 1, N, 'raw')).rejects.toMatchObject({
+      code: 'INVALID_PARAMETER',
+    });
   });
 
   test('rows stored out of uid order come back in uid order', async () => {
@@ -99,5 +105,6 @@ describe('getImapFieldsRange', () => {
     expect(order).not.toEqual([...order].sort((a, b) => a - b));
     const packed = await agrees(1, N);
     expect(packed.uids).toHaveLength(N);
+    await agrees(1, N, 'envelope');
   });
 });

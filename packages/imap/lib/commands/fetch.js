@@ -254,8 +254,9 @@ async function runFetch(s, args, byUid) {
   const rawItems = items.filter(needsMessage);
   const caps = s.backend.capabilities;
   if (rawItems.length && rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) {
-    if (packedListView(rawItems, targets, v, caps)) {
-      await writeListView(ctx, targets, rows);
+    const packedPart = packedListView(rawItems, targets, v, caps);
+    if (packedPart) {
+      await writeListView(ctx, targets, rows, packedPart);
       return;
     }
     const w = new WireBuffer(WRITE_BYTES + 65536);
@@ -322,35 +323,42 @@ async function runFetch(s, args, byUid) {
 }
 
 /**
- * Whether a FETCH is a list view answered from packed reads (writeListView): its message items
- * are only RFC822.SIZE and top-level header fields the kept lines cover (no ENVELOPE, BODY or
- * BODYSTRUCTURE), for many messages whose uids fill most of their range (a range read then
- * reads little that is not asked for).
+ * The kept value a FETCH is answered from by packed reads (writeListView), or null: its message
+ * items are RFC822.SIZE and either top-level header fields the kept lines cover (a list view:
+ * `fields`) or ENVELOPE (a first sync: `envelope`), not both, nor BODY or BODYSTRUCTURE, for
+ * many messages whose uids fill most of their range (a range read then reads little that is
+ * not asked for).
  * @param {Array<{name: string}>} rawItems covered items (coveredItem)
  * @param {number[]} targets sequence numbers, ascending
  * @param {object} v the view
  * @param {Set<string>} caps the backend's capabilities
+ * @returns {'fields'|'envelope'|null}
  */
 function packedListView(rawItems, targets, v, caps) {
-  if (!caps.has('getImapFieldsRange') || targets.length < PACKED_MIN) return false;
-  if (!rawItems.every((i) => i.name === 'RFC822.SIZE' || i.name === 'BODY[]')) return false;
+  if (!caps.has('getImapFieldsRange') || targets.length < PACKED_MIN) return null;
+  const names = new Set(rawItems.map((i) => i.name));
+  names.delete('RFC822.SIZE');
+  if (names.size > 1) return null;
+  const part = names.has('BODY[]') ? 'fields' : names.has('ENVELOPE') ? 'envelope' : null;
+  if (!part) return null;
   const span = v.uidAt(targets[targets.length - 1]) - v.uidAt(targets[0]) + 1;
-  return targets.length * 2 >= span;
+  return targets.length * 2 >= span ? part : null;
 }
 
 /**
- * A list view (FLAGS, RFC822.SIZE, BODY.PEEK[HEADER.FIELDS (…)] of many messages) from the
- * kept header lines read PACKED_READ messages at a time, packed (getImapFieldsRange: one
- * row per read, no object per message; kept in memory as read, meta.js packedFields), the next
- * read running while this one is written. What made a first list view after a restart slow
+ * A list view (FLAGS, RFC822.SIZE, BODY.PEEK[HEADER.FIELDS (…)] of many messages), or an
+ * ENVELOPE fetch of many, from the kept header lines (or ENVELOPEs) read PACKED_READ messages
+ * at a time, packed (getImapFieldsRange: a row per 512 uids, no object per message; kept in
+ * memory as read, meta.js packedFields), the next read running while this one is written. What made a first list view after a restart slow
  * was the garbage collector copying 21,282 row objects and their strings kept in memory (~40%
  * of the FETCH, issue 35.3). Messages without kept lines are derived from their bytes. The
  * bytes are those metaItemsWrite writes on the other path (test/list-view.pg.test.js).
  * @param {object} ctx
  * @param {number[]} targets sequence numbers, ascending
  * @param {Map<number, object>} rows header rows by uid
+ * @param {'fields'|'envelope'} what the kept value read (packedListView)
  */
-async function writeListView(ctx, targets, rows) {
+async function writeListView(ctx, targets, rows, what) {
   const { s, v } = ctx;
   const w = new WireBuffer(WRITE_BYTES + 65536);
   const read = (r) => {
@@ -362,6 +370,7 @@ async function writeListView(ctx, targets, rows) {
       v.uidAt(part[0]),
       v.uidAt(part[part.length - 1]),
       s.server.listViewCache,
+      what,
     );
     // Awaited below; an error of a read that is not awaited (the session closed) is dropped.
     got.catch(() => {});
@@ -390,14 +399,30 @@ async function writeListView(ctx, targets, rows) {
     // Derived from their bytes (the store keeps nothing for them: no second read of it).
     const derived = missing.length ? await derivedMeta(s.backend, v, s.user, missing) : null;
     if (s.closed) return;
-    const { starts, ends, sizes, fields } = packed;
-    const metaAt = (i, uid) => {
-      const j = at[i];
-      // The memo slots of headerFieldsItem present from the start: one object shape for all.
-      return j >= 0
-        ? { size: sizes[j], fields: fields.slice(starts[j], ends[j]), hfKey: null, hfText: null }
-        : derived.get(uid);
-    };
+    const { starts, ends, sizes, text } = packed;
+    // The memo slots of metaItemsWrite present from the start: one object shape for all.
+    const metaAt =
+      what === 'envelope'
+        ? (i, uid) => {
+            const j = at[i];
+            if (j < 0) return derived.get(uid);
+            return {
+              size: sizes[j],
+              envelope: text.slice(starts[j], ends[j]),
+              idate: null,
+              idateOf: null,
+            };
+          }
+        : (i, uid) => {
+            const j = at[i];
+            if (j < 0) return derived.get(uid);
+            return {
+              size: sizes[j],
+              fields: text.slice(starts[j], ends[j]),
+              hfKey: null,
+              hfText: null,
+            };
+          };
     const last = r + PACKED_READ >= targets.length;
     if (!(await writeMetaResponses(ctx, part, rows, metaAt, w, last))) return;
   }

@@ -29,7 +29,7 @@
  * The append's transaction raises the limit to 8 MB (store append-ops.js APPEND_PENDING_LIMIT),
  * so the text pieces' lists are merged here at about the old limit instead of at 60% of it: a
  * merge costs a fixed part plus a part per distinct key, and on Enron mail merging after ~200
- * messages instead of ~75 costs ~1.5 instead of ~2.7 ms a message
+ * messages instead of 50-80 costs ~1.5 instead of ~3 ms a message
  * (bench/results/deliver-2026-11-28-profile.md). The price: a substring search reads the
  * pending list whole, about 0.2 ms a page on the loaded machine, so a search just before a merge
  * reads up to ~4 MB of list (~90 ms) where it read ~1.8 MB.

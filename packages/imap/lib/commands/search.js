@@ -267,34 +267,35 @@ function sentKey(key, day) {
   const lo = addDays(day, -SENT_BAND_DAYS);
   const hi = addDays(day, SENT_BAND_DAYS + 1);
   const date = (op, value) => ({ type: 'date', op, value });
-  // UTC day in [lo, hi), or no date at all (a NULL date fails `after` and passes its NOT).
-  const band = {
-    type: 'or',
-    children: [
-      { type: 'and', children: [date('after', lo), date('before', hi)] },
-      { type: 'not', child: date('after', '1000-01-01') },
-    ],
-  };
+  const noDate = { type: 'not', child: date('after', '1000-01-01') };
+  // The candidates: a UTC day the written day can be on, or no date at all (a negated date
+  // term holds for a NULL date). One range each, which the date index answers; the ranges of
+  // several SENT* keys meet in one service search (compile joins an AND's AST children).
+  let candidates;
+  if (key === 'SENTON') {
+    candidates = {
+      type: 'or',
+      children: [{ type: 'and', children: [date('after', lo), date('before', hi)] }, noDate],
+    };
+  } else if (key === 'SENTBEFORE') {
+    candidates = { type: 'not', child: date('after', hi) };
+  } else {
+    candidates = { type: 'not', child: date('before', lo) };
+  }
   const onDay = (d) => {
     if (key === 'SENTBEFORE') return d < day;
     if (key === 'SENTON') return d === day;
     return d >= day;
   };
-  const check = {
+  // Every candidate is decided on its written day: from the kept ENVELOPE's date when there
+  // is one (`onDay`, runSearch), else from its bytes.
+  return {
     kind: 'and',
     children: [
-      { kind: 'ast', ast: band },
-      // `onDay`: the same test on the written day when it is known without the bytes (the
-      // kept ENVELOPE's date, runSearch).
+      { kind: 'ast', ast: candidates },
       { kind: 'raw', headerOnly: true, test: (raw) => onDay(writtenDay(raw)), onDay },
     ],
   };
-  if (key === 'SENTON') return check;
-  const sure =
-    key === 'SENTBEFORE'
-      ? { kind: 'ast', ast: date('before', lo) }
-      : { kind: 'ast', ast: date('after', hi) };
-  return { kind: 'or', children: [sure, check] };
 }
 
 /**
@@ -548,7 +549,24 @@ async function compile(node, be, mailbox, view) {
   }
   if (node.kind === 'not')
     return { kind: 'not', child: await compile(node.child, be, mailbox, view) };
-  if (node.kind === 'and' || node.kind === 'or') {
+  if (node.kind === 'and') {
+    // Nested ANDs flattened, and their AST children answered by one service search (their
+    // AND): SENTSINCE and SENTBEFORE's ranges meet there instead of each listing its uids.
+    const flat = [];
+    const flatten = (n) => (n.kind === 'and' ? n.children.forEach(flatten) : flat.push(n));
+    flatten(node);
+    const asts = flat.map(toAst);
+    const rest = flat.filter((c, i) => !asts[i] || asts[i].type === 'all');
+    const joined = asts.filter((a) => a && a.type !== 'all');
+    const children = [];
+    if (joined.length) {
+      const ast = joined.length === 1 ? joined[0] : { type: 'and', children: joined };
+      children.push(await compile({ kind: 'ast', ast }, be, mailbox, view));
+    }
+    for (const c of rest) children.push(await compile(c, be, mailbox, view));
+    return { kind: 'and', children };
+  }
+  if (node.kind === 'or') {
     const children = [];
     for (const c of node.children) children.push(await compile(c, be, mailbox, view));
     return { kind: node.kind, children };

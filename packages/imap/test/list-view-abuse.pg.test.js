@@ -137,6 +137,14 @@ test('a heavy user listing many large mailboxes keeps its share; the innocent us
     );
     expect(answered(result)).toEqual({ messages: N, ok: true });
     expect(sql.filter((q) => /message_imap/.test(q))).toEqual([]);
+    // The heavy user's last read is of its last mailbox listed: deleting that mailbox gives its
+    // bytes back at once (DELETE drops the mailbox's reads, like the body cache's entries).
+    expect(st.users.get('heavy')).toBe(one);
+    const del = await session(port, 'heavy', 'INBOX');
+    clients.push(del);
+    expect(await del.cmd('d1', `DELETE ${BOXES[BOXES.length - 1]}`)).toMatch(/^d1 OK/m);
+    expect(cache.stats().users.get('heavy')).toBeUndefined();
+    expect(cache.stats().users.get('calm')).toBe(one);
   } finally {
     for (const c of clients) c.close();
     await server.close();

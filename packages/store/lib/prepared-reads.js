@@ -17,7 +17,8 @@
  *
  * Why the user's own partition is named in the statement (partitionOf): a generic plan over the
  * partitioned parent holds every user's partition and, in PostgreSQL 17, locks them all at each
- * execution before pruning them: its cost grows with the number of users. A
+ * execution before pruning them: with 1,000 partitions it was slower than the unnamed statement
+ * (bench/results/imap-first-fetch-2026-11-28). A
  * statement on `message_sources_u<id>` is one small plan per user and connection; a connection
  * that has prepared MAX_STATEMENTS of them is closed after its statement and replaced, which
  * bounds PostgreSQL's and the driver's memory for them. Not on Citus (citus.js point 8).

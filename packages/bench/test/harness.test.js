@@ -252,6 +252,32 @@ describe('harness', () => {
     expect(restarts).toBe(2);
   });
 
+  test('--requests without first_open still opens the mailbox, untimed, before the reads', async () => {
+    // The IMAP door's reads need a SELECTed mailbox, as a client has: they answered
+    // "BAD No mailbox selected" when first_open was not among the requests.
+    const run = await runSmall(30, {
+      backends: ['a'],
+      runs: 1,
+      requests: ['headers'],
+      createBackend: (name) => {
+        const b = fakeBackend(name);
+        const { firstOpen, headers } = b;
+        let open = false;
+        b.firstOpen = async (...args) => {
+          open = true;
+          return firstOpen.apply(b, args);
+        };
+        b.headers = async (...args) => {
+          if (!open) throw new Error('BAD No mailbox selected');
+          return headers.apply(b, args);
+        };
+        return b;
+      },
+    });
+    const rows = run.results.map((r) => `${r.request}/${r.phase}`).sort();
+    expect(rows).toEqual(['headers/warm', 'import/warm']);
+  });
+
   test('the first open is timed cold too, after a reconnect that does not open the mailbox', async () => {
     const opens = [];
     let restarted = false;

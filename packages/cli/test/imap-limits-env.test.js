@@ -44,7 +44,10 @@ test.each(['0', '-3', '1.5', 'many'])(
   },
 );
 
-test('MAILGATE_IMAP_BODY_CACHE_MB reaches the server that mailgate imap and serve start', async () => {
+test.each([
+  ['MAILGATE_IMAP_BODY_CACHE_MB', 'bodyCache'],
+  ['MAILGATE_IMAP_LIST_VIEW_CACHE_MB', 'listViewCache'],
+])('%s reaches the server that mailgate imap and serve start (%s)', async (name, cache) => {
   const { startImap } = require('../lib/commands/imap');
   const { loadConfig, createLogger } = require('@mailgate/core');
   const log = createLogger({ logLevel: 'silent' });
@@ -52,7 +55,7 @@ test('MAILGATE_IMAP_BODY_CACHE_MB reaches the server that mailgate imap and serv
     ['0', 0],
     ['8', 8 * 1024 * 1024],
   ]) {
-    const config = loadConfig({ MAILGATE_IMAP_BODY_CACHE_MB: mb });
+    const config = loadConfig({ [name]: mb });
     const { server } = await startImap({
       service: {},
       log,
@@ -60,32 +63,8 @@ test('MAILGATE_IMAP_BODY_CACHE_MB reaches the server that mailgate imap and serv
       config,
     });
     try {
-      expect(server.bodyCache.maxBytes).toBe(bytes);
-      expect(server.bodyCache.enabled).toBe(bytes > 0);
-    } finally {
-      await server.close();
-    }
-  }
-});
-
-test('MAILGATE_IMAP_LIST_VIEW_CACHE_MB reaches the server that mailgate imap and serve start', async () => {
-  const { startImap } = require('../lib/commands/imap');
-  const { loadConfig, createLogger } = require('@mailgate/core');
-  const log = createLogger({ logLevel: 'silent' });
-  for (const [mb, bytes] of [
-    ['0', 0],
-    ['8', 8 * 1024 * 1024],
-  ]) {
-    const config = loadConfig({ MAILGATE_IMAP_LIST_VIEW_CACHE_MB: mb });
-    const { server } = await startImap({
-      service: {},
-      log,
-      env: { IMAP_PORT: '0', IMAP_HOST: '127.0.0.1' },
-      config,
-    });
-    try {
-      expect(server.listViewCache.maxBytes).toBe(bytes);
-      expect(server.listViewCache.enabled).toBe(bytes > 0);
+      expect(server[cache].maxBytes).toBe(bytes);
+      expect(server[cache].enabled).toBe(bytes > 0);
     } finally {
       await server.close();
     }

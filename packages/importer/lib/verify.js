@@ -9,8 +9,9 @@ const BATCH = 1000;
 
 /**
  * Checks that every message of a source is in the store and byte-identical: the store is
- * asked for each message's (sha256, occurrence) key, and PostgreSQL re-hashes the stored
- * bytes (sha256(raw)) so a damaged copy is caught, not just a missing one. An entry the
+ * asked for each message's (sha256, occurrence) key, and the stored bytes are hashed again
+ * (by PostgreSQL for a plain row, in the store after decoding for one it compressed:
+ * raw-codec.js) so a damaged copy is caught, not just a missing one. An entry the
  * import could not store as a message (binary garbage, a reader error) is accounted for when
  * the import kept it byte-exact in quarantine: it counts as `quarantined`, not `missing`.
  *

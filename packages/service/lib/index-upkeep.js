@@ -36,7 +36,9 @@
  *
  * One process's view: several processes (serve, lmtp, `mailgate deliver`) each count what they
  * wrote, and mail unlike Enron's fills lists at other rates; when a list passes the limit
- * first, the insert that passes it merges, as before (never worse than without this).
+ * first, the insert that passes it merges, as before. A process no upkeep watches (`mailgate
+ * deliver`, one message per process) still raises the limit: its lists grow to 8 MB and the
+ * delivery that passes it merges 8 MB inline, and a search meanwhile reads up to 8 MB of list.
  */
 
 /** New mail (bytes) after which each table's GIN indexes of the user are merged. */

@@ -3,7 +3,7 @@
 const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { headerJson } = require('./header-row');
-const { encodeRaw } = require('./raw-codec');
+const { encodeRaw, encodeRawAsync } = require('./raw-codec');
 const { isName } = require('./mailbox-ref');
 const { threadFresh, THREAD_LOCK } = require('./thread-ops');
 const { notifyMailboxes } = require('./citus');
@@ -89,7 +89,7 @@ async function appendMessages(store, userId, mailbox, msgs) {
   const hashes = msgs.map((m) => crypto.createHash('sha256').update(m.raw).digest());
   // Compressed once, before the transaction: not under the mailbox's lock, and not again when
   // a conflict runs the transaction again (raw-codec.js, ~0.1 ms a message).
-  const stored = msgs.map((m) => encodeRaw(m.raw));
+  const stored = await Promise.all(msgs.map((m) => encodeRawAsync(m.raw)));
   return retryConflict(() => store.appendTransaction(userId, mailbox, msgs, hashes, stored));
 }
 

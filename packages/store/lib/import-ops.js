@@ -206,7 +206,9 @@ function streamSources(store, userId, mailboxId) {
   // the one they read, and their early end releases the cursor.
   const decoded = new Transform({
     objectMode: true,
-    highWaterMark: 64,
+    // The rows' buffer is knex's stream's (64): a second one here would hold 64 more decoded
+    // messages.
+    highWaterMark: 1,
     transform(row, _enc, done) {
       try {
         const { raw_codec: codec, ...rest } = row;

@@ -55,9 +55,17 @@ class PreparedReads {
   /** The pool, opened at the first statement. */
   open() {
     if (!this.pool) {
+      const settings = settingsOf(this.knex);
       this.pool = new pg.Pool({
-        ...settingsOf(this.knex),
+        ...settings,
         max: POOL_MAX,
+        // A statement waits for a connection (all busy, or the server not answering) no longer
+        // than the connection's own setting or knex's pool (acquireConnectionTimeout, 60 s by
+        // default); without either a FETCH of `mailgate imap` would wait for ever.
+        connectionTimeoutMillis:
+          settings.connectionTimeoutMillis ||
+          Number(this.knex.client && this.knex.client.config.acquireConnectionTimeout) ||
+          60000,
         // As the main pool's (MAILGATE_DB_IDLE_TIMEOUT_MS).
         idleTimeoutMillis: loadConfig().dbIdleTimeoutMs,
         // An idle connection never holds the process open (a caller that destroys only the

@@ -257,7 +257,7 @@ class EmbeddedPostgres {
     // all we need. effective_io_concurrency: a bitmap heap scan (a text search's pieces, a
     // date range) asks the kernel for the pages ahead instead of one read at a time; a cold
     // `text:depending` on the large Enron mailbox read its 774 pages in 9-16 ms instead of
-    // 43-65 (bench/results/text-cold-2026-12-01). PostgreSQL's default of 1 dates from disks
+    // 43-65 (bench/results/text-cold-2026-11-28). PostgreSQL's default of 1 dates from disks
     // with one head.
     const opts = [
       `-p ${port}`,

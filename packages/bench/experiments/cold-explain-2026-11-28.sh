@@ -1,7 +1,7 @@
 #!/bin/bash
 # Cold EXPLAIN (ANALYZE, BUFFERS) of the store's text search statement, PostgreSQL restarted and
 # the page cache dropped before each sample; effective_io_concurrency varied.
-# usage: cold-explain-2026-12-01.sh MAILGATE_HOME OUTFILE (the newest bimap-large-* user of that home)
+# usage: cold-explain-2026-11-28.sh MAILGATE_HOME OUTFILE (the newest bimap-large-* user of that home)
 set -u
 HOME_DIR=$1; OUT=$2
 cd "$(dirname "$0")/../../.."

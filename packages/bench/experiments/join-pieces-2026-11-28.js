@@ -6,7 +6,7 @@
  * timed in turns on texts of growing length cut as the store cuts them (3,800-byte step,
  * 250 overlap), up to the importer's 2,000,000-character cap. Prints one JSON object.
  *
- *   node packages/bench/experiments/join-pieces-2026-12-01.js postgres://…/db [reps]
+ *   node packages/bench/experiments/join-pieces-2026-11-28.js postgres://…/db [reps]
  */
 
 const Knex = require('knex');

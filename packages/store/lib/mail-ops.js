@@ -205,6 +205,11 @@ function streamHeadersNdjson(store, userId, mailboxId, opts = {}) {
         if (opts.onFirstBatch) opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
       });
       await pipeline(copy, out);
+      // The rows are through, but the connection takes its next statement only after
+      // PostgreSQL's ReadyForQuery, which can come in a later packet (a Citus coordinator):
+      // released before it, the pool's next statement was written to a connection still
+      // executing the COPY (the pg-serial guard's catch).
+      await readyFor(client);
     } catch (err) {
       failed = err;
       // A COPY cut short (client gone) leaves the connection mid-protocol: have the pool
@@ -220,6 +225,30 @@ function streamHeadersNdjson(store, userId, mailboxId, opts = {}) {
     return failed;
   })().catch((err) => out.destroy(err));
   return out;
+}
+
+/**
+ * Resolves once a node-postgres client has finished its statement (its 'drain' after
+ * ReadyForQuery), or at once when it already has; rejects if the connection ends first.
+ * @param {import('pg').Client} client
+ * @returns {Promise<void>}
+ */
+function readyFor(client) {
+  if (client.readyForQuery !== false) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = (err) => {
+      client.off('drain', ok);
+      client.off('error', done);
+      client.off('end', ended);
+      if (err) reject(err);
+      else resolve();
+    };
+    const ok = () => done();
+    const ended = () => done(new Error('connection ended during COPY'));
+    client.once('drain', ok);
+    client.once('error', done);
+    client.once('end', ended);
+  });
 }
 
 /**

@@ -40,6 +40,61 @@ describe('sequence sets', () => {
     expect(resolveUid(parseSequenceSet('1:4294967295'), uids)).toHaveLength(5);
   });
 
+  test('UID FETCH n on a large view reads a few uids, not the whole view (issue 35)', () => {
+    // 100,000 uids with gaps; index reads counted through a proxy (work done, not time).
+    const arr = Uint32Array.from({ length: 100000 }, (_, i) => 2 * i + 1);
+    let reads = 0;
+    const uids = new Proxy(arr, {
+      get(t, k) {
+        if (typeof k === 'string' && /^\d+$/.test(k)) reads++;
+        const v = t[k];
+        return typeof v === 'function' ? v.bind(t) : v;
+      },
+    });
+    expect(resolveUid(parseSequenceSet('150001'), uids)).toEqual([75001]);
+    // The merge walk read ~75,000 of them (every uid below the one asked for).
+    expect(reads).toBeLessThan(100);
+    reads = 0;
+    expect(resolveUid(parseSequenceSet('199990:*,3,150000'), uids)).toEqual([
+      2, 99996, 99997, 99998, 99999, 100000,
+    ]);
+    expect(reads).toBeLessThan(200);
+  });
+
+  test('uid sets resolve as a plain membership filter would, on random views and sets', () => {
+    let seed = 7;
+    const rnd = (n) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let round = 0; round < 300; round++) {
+      const view = [...new Set(Array.from({ length: rnd(60) }, () => 1 + rnd(200)))].sort(
+        (a, b) => a - b,
+      );
+      const parts = Array.from({ length: 1 + rnd(5) }, () => {
+        const a = 1 + rnd(220);
+        const kind = rnd(4);
+        if (kind === 0) return String(a);
+        if (kind === 1) return `${a}:*`;
+        return `${a}:${1 + rnd(220)}`;
+      });
+      const ranges = parseSequenceSet(parts.join(','));
+      const max = view.length ? view[view.length - 1] : 0;
+      const want = [];
+      view.forEach((u, i) => {
+        if (
+          ranges.some(([lo, hi]) => {
+            const a = lo === Infinity ? max : lo;
+            const b = hi === Infinity ? max : hi;
+            return u >= Math.min(a, b) && u <= Math.max(a, b);
+          })
+        )
+          want.push(i + 1);
+      });
+      expect(resolveUid(ranges, view)).toEqual(want);
+    }
+  });
+
   test('formatSet compacts runs', () => {
     expect(formatSet([5, 1, 2, 3, 9, 10])).toBe('1:3,5,9:10');
   });

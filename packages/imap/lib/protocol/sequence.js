@@ -98,12 +98,22 @@ function resolveUid(ranges, uids) {
   if (!uids.length) return [];
   const merged = normalise(ranges, uids[uids.length - 1]);
   const out = [];
-  // Merge-walk the sorted, disjoint ranges against the sorted uids: O(uids + ranges).
-  let r = 0;
-  for (let i = 0; i < uids.length && r < merged.length; i++) {
-    const u = uids[i];
-    while (r < merged.length && merged[r][1] < u) r++;
-    if (r < merged.length && u >= merged[r][0]) out.push(i + 1);
+  // Per sorted, disjoint range: a binary search for its first uid in the view, then the uids
+  // it covers. O(ranges × log uids + answer): a client's `UID FETCH n` on a 21,282-message
+  // view walked every uid (a merge walk, ~50 µs of a first fetch's ~400 µs of CPU; issue 35).
+  let from = 0;
+  for (const [lo, hi] of merged) {
+    let a = from;
+    let b = uids.length;
+    while (a < b) {
+      const mid = (a + b) >> 1;
+      if (uids[mid] < lo) a = mid + 1;
+      else b = mid;
+    }
+    let i = a;
+    for (; i < uids.length && uids[i] <= hi; i++) out.push(i + 1);
+    from = i;
+    if (from >= uids.length) break;
   }
   return out;
 }

@@ -6,13 +6,13 @@ const { msg } = require('@mailgate/test-support/mail');
 
 // Issue 17 item 2: stalled NDJSON readers of one user must not starve the database pool.
 // Alice's mailbox is large enough (~16 MB of NDJSON) that a reader who stops reading
-// leaves the COPY blocked with its connection held; Bob and /health must still answer at
+// leaves the cursor suspended with its connection held; Bob and /health must still answer at
 // once, stalled streams must be cut after the stall timeout, and a reader who goes away must
-// end the COPY at once. "At once" is checked by order, not by a clock (issue 30.5): an answer
+// close the cursor at once. "At once" is checked by order, not by a clock (issue 30.5): an answer
 // that waited for the stalled streams would come after their cut, with the streams gone.
 const STALL_MS = 5000;
 // Big (400 rows) stays out of the store's list cache (a budget of 399 rows), so its streams
-// are COPYs: the path that holds a connection while the client reads. Small mailboxes are
+// read by a cursor: the path that holds a connection while the client reads. Small mailboxes are
 // cached and stream from memory (tested at the end).
 process.env.MAILGATE_LIST_CACHE_ROWS = '399';
 let t;
@@ -70,27 +70,15 @@ async function request(url, token, at = port) {
 
 // Its own connection: the app's pool may be full of stalled streams while we look.
 let monitor;
-async function copiesRunning() {
+async function cursorsRunning() {
   monitor ??= require('knex')({ client: 'pg', connection: t.db.url, pool: { min: 0, max: 1 } });
+  // A suspended portal's session stays 'active' until its Sync: while the stream's cursor is
+  // open its statement shows here; closed (done or given up) the session is idle or gone.
   const r = await monitor.raw(
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'COPY (SELECT%' AND state = 'active'",
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE query LIKE 'SELECT m.uid, m.mailbox_id%' AND state = 'active'`,
   );
   return r.rows[0].n;
-}
-
-/** The running COPY's backend and the rows it has produced so far (pg_stat_progress_copy). */
-async function copyProgress() {
-  const r = await monitor.raw(
-    `SELECT p.pid, p.tuples_processed::int AS rows FROM pg_stat_progress_copy p
-       JOIN pg_stat_activity a ON a.pid = p.pid WHERE a.query LIKE 'COPY (SELECT%'`,
-  );
-  expect(r.rows).toHaveLength(1);
-  return r.rows[0];
-}
-
-async function sessionAlive(pid) {
-  const r = await monitor.raw('SELECT 1 FROM pg_stat_activity WHERE pid = ?', [pid]);
-  return r.rows.length > 0;
 }
 
 async function until(fn, ms) {
@@ -140,31 +128,27 @@ describe.each([10, 50])('%i stalled NDJSON readers of one user', (n) => {
     const b = stalledReader(bob, 'INBOX');
     expect(await b.status).toBe(200);
     b.socket.destroy();
-    // Stalled past the timeout: cut, the COPY ended, the slots and connections released.
+    // Stalled past the timeout: cut, the cursors closed, the slots and connections released.
     expect(await until(() => t.app.streams.open === 0, STALL_MS + 4000)).toBe(true);
-    expect(await until(async () => (await copiesRunning()) === 0, 3000)).toBe(true);
+    expect(await until(async () => (await cursorsRunning()) === 0, 3000)).toBe(true);
     readers.forEach((r) => r.socket.destroy());
   });
 });
 
-test('a reader who goes away ends the COPY at once', async () => {
+test('a reader who goes away closes the cursor at once', async () => {
   const r = stalledReader(alice);
   expect(await r.status).toBe(200);
   cleanup = () => r.socket.destroy();
   expect(t.app.streams.open).toBe(1);
-  expect(await until(async () => (await copiesRunning()) === 1, 3000)).toBe(true);
-  const sent = await copyProgress();
+  // The reader stalled before the 400 rows were sent (its stream is still open). The cursor
+  // may still be suspended on PostgreSQL or may have read ahead to the end (QueryStream reads
+  // up to two batches of 256 rows ahead of the reader): either way it must be gone below.
   r.socket.destroy();
-  // Closing the connection's socket ends the COPY on the server (a polite Terminate waits
-  // behind the COPY data: ~1 s here, ~30 s under load in the issue). Checked by what happens,
-  // not by a stopwatch (issue 30.5): the COPY's session ends (its connection destroyed, not
-  // returned to the pool) before the mailbox was sent, and no later than a stalled reader
-  // would have been cut. The COPY had sent only part of the 400 rows when the reader left.
-  expect(sent.rows).toBeLessThan(400);
-  expect(await until(async () => (await copiesRunning()) === 0, STALL_MS)).toBe(true);
-  expect(await until(async () => !(await sessionAlive(sent.pid)), STALL_MS)).toBe(true);
-  expect(t.app.streams.open).toBe(0);
-  // The pool is healthy afterwards.
+  // Checked by what happens, not by a stopwatch (issue 30.5): the cursor is closed and the
+  // stream's slot released, no later than a stalled reader would have been cut.
+  expect(await until(async () => (await cursorsRunning()) === 0, STALL_MS)).toBe(true);
+  expect(await until(() => t.app.streams.open === 0, STALL_MS)).toBe(true);
+  // The pool is healthy afterwards, and the whole mailbox still streams.
   expect((await request('/api/v1/mailboxes/Big/messages?limit=1', alice)).status).toBe(200);
 });
 
@@ -233,7 +217,7 @@ describe('a mailbox in the list cache', () => {
     const readers = [stalledReader(alice, 'Cached'), stalledReader(alice, 'Cached')];
     cleanup = () => readers.forEach((r) => r.socket.destroy());
     expect(await Promise.all(readers.map((r) => r.status))).toEqual([200, 200]);
-    expect(await copiesRunning()).toBe(0);
+    expect(await cursorsRunning()).toBe(0);
     for (const [url, token] of [
       ['/api/v1/health', null],
       ['/api/v1/mailboxes/INBOX/messages', bob],

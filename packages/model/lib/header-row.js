@@ -9,9 +9,6 @@
  * the shape: add a field here and every path gets it.
  */
 
-/** Fields that change after a message is stored; the rest is static (see headerJson). */
-const VOLATILE = ['uid', 'flags', 'keywords', 'modseq', 'threadId'];
-
 /** Longest preview kept (characters): a list row shows one line of it. */
 const PREVIEW_CHARS = 160;
 
@@ -130,19 +127,6 @@ function headerRowFromParsed(p, meta) {
 }
 
 /**
- * The static fields of a row's header row as a JSON fragment without braces, stored at write
- * time in `messages.header_json`: the whole-mailbox NDJSON scan then splices in the volatile
- * fields (VOLATILE) as text instead of building JSON per row (~5x faster).
- * @param {object} row derived columns
- * @returns {string}
- */
-function headerJson(row) {
-  const h = headerRow({ ...row, uid: 0, flags: [], keywords: [], modseq: 0 });
-  for (const k of VOLATILE) delete h[k];
-  return JSON.stringify(h).slice(1, -1);
-}
-
-/**
  * The list view of a header row (issue 13): what a mail client's message list shows — uid,
  * flags and keywords, INTERNALDATE, the Date header, sender, subject, size, whether it has
  * attachments — and the modseq a client syncs by. No recipients, preview or thread: those are
@@ -258,6 +242,5 @@ module.exports = {
   buildHeaderRow,
   headerRow,
   headerRowFromParsed,
-  headerJson,
   previewOf,
 };

@@ -6,7 +6,6 @@ const {
   columnRow,
   headerRow,
   headerRowFromParsed,
-  headerJson,
   listRowOf,
   packListRow,
   unpackListRow,
@@ -98,13 +97,6 @@ describe('parsed message → column row → header row → list row', () => {
       modseq: '2',
     });
     expect(text).toEqual(listRowOf(h));
-  });
-
-  test('headerJson keeps the static fields only (the store splices the volatile ones)', () => {
-    const json = JSON.parse(`{${headerJson(row)}}`);
-    expect(json.subject).toBe('Quarterly figures');
-    for (const k of ['uid', 'flags', 'keywords', 'modseq', 'threadId'])
-      expect(json).not.toHaveProperty(k);
   });
 });
 

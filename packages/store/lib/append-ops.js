@@ -2,7 +2,6 @@
 
 const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
-const { headerJson } = require('./header-row');
 const { encodeRaw, encodeRawAsync } = require('./raw-codec');
 const { isName } = require('./mailbox-ref');
 const { threadFresh, THREAD_LOCK } = require('./thread-ops');
@@ -128,7 +127,6 @@ async function appendTransaction(store, userId, mailbox, msgs, hashes, stored) {
       seen.set(hex, earlier + 1);
       return {
         ...row,
-        header_json: headerJson(row),
         user_id: userId,
         modseq,
         content_hash: hashes[i],

@@ -32,7 +32,6 @@ const MESSAGE_COLUMNS = [
   'has_attachments',
   'header_text',
   'body_text',
-  'header_json',
   'source_name',
   'preview',
   'thread_id',

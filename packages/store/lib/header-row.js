@@ -1,8 +1,8 @@
 'use strict';
 
 /*
- * The SQL side of the header row: the column lists a header row and a list row are read from
- * and the NDJSON line built in SQL. The rows themselves (their one shape, the list projection,
+ * The SQL side of the header row: the column lists a header row and a list row are read from,
+ * and the NDJSON line of a header row. The rows themselves (their one shape, the list projection,
  * the preview) are the message model's, @mailgate/model, re-exported here for the store's own
  * modules and the service.
  */
@@ -15,14 +15,13 @@ const HEADER_COLUMNS = `m.uid, m.mailbox_id, m.from_name, m.from_addr, m.to_addr
   m.message_id, m.modseq, m.preview, m.thread_id`;
 
 /**
- * The NDJSON line of a row in SQL (alias `m`): the stored fragment with the volatile fields
- * spliced in. Every row has its fragment (written by the store; older rows backfilled by
- * migrations/20261123143000_header_json_backfill.js).
+ * The NDJSON line of a header row (JSON and a newline): the one builder of both NDJSON paths,
+ * the list cache's (list-cache.js lineOf) and the cold cursor's (mail-ops.js
+ * streamHeadersNdjson), so the two answers are the same bytes.
+ * @param {object} row a header row (headerRow)
+ * @returns {string}
  */
-const HEADER_JSON_SQL = `'{"uid":' || m.uid || ',' || m.header_json || ',"flags":' ||
-  array_to_json(m.flags)::text || ',"keywords":' || array_to_json(m.keywords)::text ||
-  ',"modseq":' || m.modseq || ',"threadId":' || coalesce(to_json(m.thread_id)::text, 'null') ||
-  '}'`;
+const ndjsonLine = (row) => JSON.stringify(row) + '\n';
 
 /**
  * Columns a list row is built from (alias `m`), read with TEXT_TYPES: node-postgres's own
@@ -43,7 +42,7 @@ const TEXT_TYPES = Object.freeze({ getTypeParser: () => (v) => v });
 module.exports = {
   ...model,
   HEADER_COLUMNS,
-  HEADER_JSON_SQL,
+  ndjsonLine,
   LIST_COLUMNS,
   TEXT_TYPES,
 };

@@ -7,7 +7,6 @@ const threads = require('./thread-ops');
 const { pipeline, Transform } = require('node:stream');
 const { copyRows } = require('./copy');
 const { encodeRaw, decodeRaw } = require('./raw-codec');
-const { headerJson } = require('./header-row');
 const { planKeptUids } = require('./kept-uids');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS, IMAP_COLUMNS } = require('./columns');
 const { perUserPartitions, notifyMailboxes } = require('./citus');
@@ -433,7 +432,6 @@ async function prepareBatch(store, userId, batch) {
       const uid = keep && it.uid != null ? Number(it.uid) : next++;
       plan.msgRows.push({
         ...it.row,
-        header_json: it.row.header_json || headerJson(it.row),
         user_id: userId,
         mailbox_id: mailboxId,
         uid,

@@ -42,6 +42,7 @@
  */
 
 const { isName, mailboxWhere } = require('./mailbox-ref');
+const { ndjsonLine } = require('./header-row');
 
 // NDJSON chunks are about this many characters (64 KB). The API cuts a stream whose socket
 // has not drained for its stall timeout (api streams.js), and one chunk must drain well within
@@ -597,7 +598,7 @@ class ListCache {
   lineOf(row) {
     let line = this.lines.get(row);
     if (line === undefined) {
-      line = JSON.stringify(row) + '\n';
+      line = ndjsonLine(row);
       this.lines.set(row, line);
     }
     return line;

@@ -1,13 +1,15 @@
 'use strict';
 
 const { HealthProbe } = require('./health-probe');
-const { PassThrough, Readable } = require('node:stream');
-const { pipeline } = require('node:stream/promises');
-const { to: copyTo } = require('pg-copy-streams');
+const { Readable } = require('node:stream');
+const QueryStream = require('pg-query-stream');
 const { errors } = require('@mailgate/core');
 const { compileSql } = require('@mailgate/query');
 const { parseQuery } = require('./names');
-const { HEADER_COLUMNS, HEADER_JSON_SQL, headerRow } = require('./header-row');
+const { HEADER_COLUMNS, headerRow, ndjsonLine } = require('./header-row');
+
+// Characters of NDJSON gathered before a chunk is handed on (streamHeadersNdjson).
+const NDJSON_CHUNK_CHARS = 64 * 1024;
 const { splitFlags } = require('@mailgate/readers');
 // Date order: the Date header, else INTERNALDATE, then uid; keyset dates as text (list-cache.js).
 const { pageOf, SORT_DATE, SORT_DATE_TEXT } = require('./list-cache');
@@ -166,14 +168,14 @@ async function pageOnly(store, userId, mailbox, opts) {
 }
 
 /**
- * The whole mailbox as NDJSON text (one header row per line), streamed with
- * `COPY (SELECT …) TO STDOUT`: PostgreSQL writes the JSON lines and Node passes the bytes on
- * without touching rows, with the socket's backpressure keeping memory constant whatever
- * the mailbox size. CSV format with delimiter and quote set to control characters that JSON
- * never contains (RFC 8259 escapes all of U+0000–U+001F) makes COPY emit each line verbatim,
- * where text format would double every backslash. COPY takes no bind parameters: the only
- * values inlined are the two ids, checked to be integers. In uid order a mailbox the list
- * cache holds is served from memory instead (cachedNdjson: the same rows, no COPY).
+ * The whole mailbox as NDJSON text (one header row per line) from a server-side cursor: the
+ * rows come 256 at a time and each line is built by ndjsonLine, the list cache's own builder,
+ * so a cold answer is byte for byte the warm one (cachedNdjson). Memory stays bounded by the
+ * cursor's batch and one ~64 KB chunk, whatever the mailbox size: the chunks are pulled by
+ * the reader, so the socket's backpressure holds the cursor. The lines used to be spliced by
+ * COPY from a JSON fragment stored in every row (`messages.header_json`, dropped for issue
+ * 30.6: ~60 MB of the Enron set's 739, a second copy of the header columns). In uid order a
+ * mailbox the list cache holds is served from memory instead (cachedNdjson: no cursor).
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
  * @param {number} mailboxId
@@ -186,45 +188,56 @@ function streamHeadersNdjson(store, userId, mailboxId, opts = {}) {
   if (!Number.isInteger(uid) || !Number.isInteger(mid)) throw new TypeError('integer ids required');
   if (store.listCache && opts.order !== 'date') {
     if (store.listCache.has(uid, mid)) return store.cachedNdjson(uid, mid, opts);
-    // Cold: this answer is a COPY; the next one comes from memory (issue 13: < 100 ms).
+    // Cold: this answer is read by a cursor; the next one comes from memory (issue 13: < 100 ms).
     store.listCache.warm(store.knex, uid, mid);
   }
   const k = keyset({ order: opts.order, desc: opts.desc });
-  const sql = `COPY (SELECT ${HEADER_JSON_SQL} FROM messages m
-     WHERE m.user_id = ${uid} AND m.mailbox_id = ${mid} AND NOT m.expunged
-     ORDER BY ${k.orderBy}) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+  const sql = `SELECT ${HEADER_COLUMNS} FROM messages m
+     WHERE m.user_id = $1 AND m.mailbox_id = $2 AND NOT m.expunged
+     ORDER BY ${k.orderBy}`;
   const knex = store.knex;
-  const out = new PassThrough();
-  (async () => {
+  async function* chunks() {
     const t0 = process.hrtime.bigint();
     const client = await knex.client.acquireConnection();
-    let failed = null;
+    const rows = client.query(new QueryStream(sql, [uid, mid], { batchSize: 256 }));
+    let clean = false;
     try {
-      const copy = client.query(copyTo(sql));
-      copy.once('data', () => {
-        if (opts.onFirstBatch) opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
-      });
-      await pipeline(copy, out);
-      // The rows are through, but the connection takes its next statement only after
-      // PostgreSQL's ReadyForQuery, which can come in a later packet (a Citus coordinator):
-      // released before it, the pool's next statement was written to a connection still
-      // executing the COPY (the pg-serial guard's catch).
-      await readyFor(client);
-    } catch (err) {
-      failed = err;
-      // A COPY cut short (client gone) leaves the connection mid-protocol: have the pool
-      // discard it instead of handing it to the next query. Closing the socket ends the
-      // COPY on the server at once (its next write fails); a polite Terminate would sit
-      // unread behind the COPY data while the session stays busy (issue 17).
-      client.__knex__disposed = 'NDJSON stream aborted';
-      if (client.connection && client.connection.stream) client.connection.stream.destroy();
-      out.destroy(err);
+      let out = '';
+      let first = true;
+      for await (const row of rows) {
+        if (first && opts.onFirstBatch) {
+          opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+        first = false;
+        out += ndjsonLine(headerRow(row));
+        if (out.length >= NDJSON_CHUNK_CHARS) {
+          yield Buffer.from(out);
+          out = '';
+        }
+      }
+      if (out) yield Buffer.from(out);
+      clean = true;
     } finally {
+      // Done, or the reader gone mid-way (client closed, issue 17): the cursor is closed and
+      // the connection goes back to the pool only after PostgreSQL's ReadyForQuery (released
+      // before it, the pool's next statement went to a connection still busy: the pg-serial
+      // guard's catch). A connection in an unknown state is discarded instead.
+      try {
+        await new Promise((resolve, reject) =>
+          rows.cursor.close((err) => (err ? reject(err) : resolve())),
+        );
+        await readyFor(client);
+      } catch {
+        clean = false;
+      }
+      if (!clean && client.readyForQuery === false) {
+        client.__knex__disposed = 'NDJSON stream aborted';
+        if (client.connection && client.connection.stream) client.connection.stream.destroy();
+      }
       await knex.client.releaseConnection(client);
     }
-    return failed;
-  })().catch((err) => out.destroy(err));
-  return out;
+  }
+  return Readable.from(chunks(), { objectMode: false });
 }
 
 /**
@@ -244,7 +257,7 @@ function readyFor(client) {
       else resolve();
     };
     const ok = () => done();
-    const ended = () => done(new Error('connection ended during COPY'));
+    const ended = () => done(new Error('connection ended during a cursor read'));
     client.once('drain', ok);
     client.once('error', done);
     client.once('end', ended);

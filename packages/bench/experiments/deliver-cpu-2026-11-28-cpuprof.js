@@ -1,0 +1,17 @@
+const p = JSON.parse(require('fs').readFileSync(process.argv[2]));
+const from = +process.argv[3], to = +process.argv[4];
+const byId = new Map(p.nodes.map(n => [n.id, n]));
+const parent = new Map(); for (const n of p.nodes) for (const c of n.children || []) parent.set(c, n.id);
+let t = 0; const hist = {};
+const self = {}, incl = {}, pkg = {}; let total = 0;
+const key = n => `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.replace(/.*\/(node_modules|packages)\//, '$1/')}:${n.callFrame.lineNumber}`;
+p.samples.forEach((s, i) => { const d = p.timeDeltas[i] || 0; t += d; const sec = Math.floor(t / 1e6);
+  const n = byId.get(s); if (n.callFrame.functionName === '(idle)') return; hist[sec] = (hist[sec] || 0) + d;
+  if (sec < from || sec >= to) return;
+  total += d; const k = key(n); self[k] = (self[k] || 0) + d;
+  const u = n.callFrame.url.replace(/.*\/(node_modules\/(@[^/]+\/)?[^/]+|packages\/[^/]+).*/, '$1') || n.callFrame.functionName; pkg[u] = (pkg[u] || 0) + d;
+  const seen = new Set(); let cur = s; while (cur != null) { const kk = key(byId.get(cur)); if (!seen.has(kk)) { seen.add(kk); incl[kk] = (incl[kk] || 0) + d; } cur = parent.get(cur); } });
+console.log(Object.entries(hist).map(([s, v]) => `${s}:${(v / 1000).toFixed(0)}`).join(' '));
+const top = (o, n) => Object.entries(o).sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${(v / 1000).toFixed(0).padStart(7)} ms ${(100 * v / total).toFixed(1).padStart(5)}% ${k}`).join('\n');
+console.log('total', total / 1000);
+console.log('--- pkg'); console.log(top(pkg, 20)); console.log('--- self'); console.log(top(self, 25)); console.log('--- incl'); console.log(top(incl, +process.argv[5] || 70));

@@ -14,6 +14,8 @@
 // Interned uid arrays by a hash of their content: weakly held, so an array no view uses
 // any more is collected and its entry dropped.
 const interned = new Map(); // `${length}:${hash}` -> WeakRef<Uint32Array>
+// The arrays intern returned (the shared ones), so that interning one again is no pass over it.
+const shared = new WeakSet();
 const registry = new FinalizationRegistry((key) => {
   const ref = interned.get(key);
   if (ref && !ref.deref()) interned.delete(key);
@@ -37,11 +39,14 @@ function sameUids(a, b) {
  * @returns {Uint32Array}
  */
 function intern(a) {
+  // Already the shared one (a SELECT of an unchanged mailbox, select.js): no hash pass.
+  if (shared.has(a)) return a;
   const key = `${a.length}:${hashOf(a)}`;
   const known = interned.get(key)?.deref();
   if (known && sameUids(known, a)) return known;
   interned.set(key, new WeakRef(a));
   registry.register(a, key);
+  shared.add(a);
   return a;
 }
 
@@ -157,4 +162,4 @@ class MailboxView {
   }
 }
 
-module.exports = { MailboxView };
+module.exports = { MailboxView, internUids: intern };

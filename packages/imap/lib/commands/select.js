@@ -8,7 +8,7 @@
 const { atom } = require('../protocol/writer');
 const { bad } = require('../errors');
 const { arity, mailboxArg, atomArg, listArg, numberArg } = require('../protocol/args');
-const { MailboxView } = require('../view');
+const { MailboxView, internUids } = require('../view');
 const { allRows, rowsFor, flagsOf } = require('../mail-data');
 const { noteRecent } = require('../recent');
 const { SYSTEM_FLAGS, learn, sendFlags } = require('../keywords');
@@ -41,8 +41,7 @@ async function select(s, cmd, readOnly) {
   // The rows at the state the status just read (`known`): a view the service has cached at
   // that state costs no second read of the mailbox row.
   const rows = await allRows(be, name, status);
-  const uids = new Uint32Array(rows.length);
-  for (let i = 0; i < rows.length; i++) uids[i] = Number(rows[i].uid);
+  const basis = basisOf(rows);
   const view = new MailboxView({
     name,
     readOnly,
@@ -50,14 +49,11 @@ async function select(s, cmd, readOnly) {
     identity: status.identity,
     uidnext: Number(status.uidnext),
     highestModseq: Number(status.highestModseq || 1),
-    uids,
+    uids: basis.uids,
   });
   // FLAGS names every keyword in use (RFC 3501 7.2.6): a client meeting one in a FETCH that
-  // FLAGS did not list takes it for a server error.
-  learn(
-    view,
-    rows.map((r) => r.keywords),
-  );
+  // FLAGS did not list takes it for a server error. A copy: the view learns more later.
+  view.keywords = new Map(basis.keywords);
   // SELECT claims the messages no session was told of (\Recent); EXAMINE only looks.
   await noteRecent(s, view, view.uids, status);
   if (opts.condstore) s.condstore = true;
@@ -73,6 +69,34 @@ async function select(s, cmd, readOnly) {
   s.view = view;
   s.state = 'selected';
   return { code: readOnly ? 'READ-ONLY' : 'READ-WRITE', text: `${cmd.name} completed` };
+}
+
+// What a SELECT derives from a mailbox's list rows (its uids, the keywords in use), per rows
+// array. The pg store's list cache returns the same frozen array while the mailbox is unchanged
+// (store list-cache.js rowsOf), so a re-SELECT, or another session's SELECT, of an unchanged
+// mailbox makes no pass over its rows: on 21,282 messages those passes were most of a
+// re-SELECT's CPU (the keywords' alone ~0.2 ms; issue 35, bench/results/imap-fetch-floor-2026-11-28).
+// The rows are a ReadonlyArray by the service's contract (scanList: never changed once
+// returned); held weakly, gone with the array. Backends that build new rows per call miss.
+const bases = new WeakMap();
+
+/**
+ * @param {ReadonlyArray<{uid: number|string, keywords?: string[]|null}>} rows in uid order
+ * @returns {{uids: Uint32Array, keywords: Map<string, string>}} shared: never change them
+ */
+function basisOf(rows) {
+  let b = bases.get(rows);
+  if (b) return b;
+  const uids = new Uint32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) uids[i] = Number(rows[i].uid);
+  const keywords = new Map();
+  learn(
+    { keywords },
+    rows.map((r) => r.keywords),
+  );
+  b = { uids: internUids(uids), keywords };
+  bases.set(rows, b);
+  return b;
 }
 
 /** `(CONDSTORE)` or `(QRESYNC (uidvalidity modseq [known-uids]))`. */

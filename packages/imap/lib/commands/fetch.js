@@ -832,12 +832,39 @@ function partialOf(data, [start, len]) {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** date-time of RFC 3501 9: `"17-Jul-1996 02:44:25 +0000"` (UTC). */
+const DAY_MS = 86400000;
+// "00".."99": the two-digit fields of a date-time, looked up instead of padded.
+const TWO = Array.from({ length: 100 }, (_, i) => (i < 10 ? `0${i}` : String(i)));
+// "DD-Mon-YYYY " of the days formatted lately, by day number since the epoch: a mailbox's
+// messages share few days (the large Enron box: 21,282 messages). Cleared when full, so
+// bounded whatever the dates.
+const DAY_TEXT = new Map();
+const DAY_TEXT_MAX = 4096;
+
+/**
+ * date-time of RFC 3501 9: `"17-Jul-1996 02:44:25 +0000"` (UTC). The day part is formatted
+ * once per day, the time from a table: field by field (six Date getters and six padStart
+ * calls a message) 21,282 INTERNALDATEs (a first ENVELOPE sync of the large mailbox) cost
+ * 3-5.4 ms of CPU warm, 14-22 ms in a new process, against 0.9-1.4 and 11-19 ms so (issue 35.3;
+ * bench/results/imap-cold-listview-2026-11-28/imap-date.txt). The same text as field by field
+ * (test/imap-date.test.js compares them).
+ * @param {Date|string|number} value
+ * @returns {string}
+ */
 function imapDate(value) {
-  const d = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(d.getTime())) return '01-Jan-1970 00:00:00 +0000';
-  const p = (n) => String(n).padStart(2, '0');
-  return `${p(d.getUTCDate())}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+  const t = value instanceof Date ? value.getTime() : new Date(value).getTime();
+  if (Number.isNaN(t)) return '01-Jan-1970 00:00:00 +0000';
+  const day = Math.floor(t / DAY_MS);
+  let head = DAY_TEXT.get(day);
+  if (head === undefined) {
+    const d = new Date(day * DAY_MS);
+    head = `${TWO[d.getUTCDate()]}-${MONTHS[d.getUTCMonth()]}-${d.getUTCFullYear()} `;
+    if (DAY_TEXT.size >= DAY_TEXT_MAX) DAY_TEXT.clear();
+    DAY_TEXT.set(day, head);
+  }
+  const sec = Math.floor((t - day * DAY_MS) / 1000); // 0..86399
+  const min = Math.floor(sec / 60);
+  return `${head}${TWO[Math.floor(min / 60)]}:${TWO[min % 60]}:${TWO[sec % 60]} +0000`;
 }
 
 /** FETCH (RFC 3501 6.4.5); UID FETCH (uid.js) calls runFetch with byUid. */

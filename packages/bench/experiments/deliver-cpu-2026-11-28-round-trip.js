@@ -1,11 +1,22 @@
 'use strict';
 // Node CPU per PostgreSQL round trip through pg alone, through knex.raw, and per knex
 // transaction of 4 statements (BEGIN, 2 statements, COMMIT), alternating in one process.
-const W = '/work/wt-deliver/';
-const pg = require(W + 'node_modules/pg');
-const Knex = require(W + 'node_modules/knex');
-const st = require('/tmp/dlv-deliver/prof/deliver-pg/pg.json');
-const conn = { host: '127.0.0.1', port: st.port, user: 'mailgate', password: st.password, database: 'mailgate' };
+// usage: node deliver-cpu-2026-11-28-round-trip.js [TREE [MAILGATE_HOME]]
+// TREE: the mailgate checkout whose pg and knex are used (default: the repo this script lives in);
+// MAILGATE_HOME: the embedded PostgreSQL to talk to (its pg.json; default: the bench's
+// /tmp/dlv-deliver/prof/deliver-pg of the README's command, running).
+const path = require('path');
+const W = path.resolve(process.argv[2] || path.join(__dirname, '..', '..', '..'));
+const pg = require(path.join(W, 'node_modules/pg'));
+const Knex = require(path.join(W, 'node_modules/knex'));
+const st = require(path.resolve(process.argv[3] || '/tmp/dlv-deliver/prof/deliver-pg', 'pg.json'));
+const conn = {
+  host: '127.0.0.1',
+  port: st.port,
+  user: 'mailgate',
+  password: st.password,
+  database: 'mailgate',
+};
 (async () => {
   const N = 2000;
   const c = new pg.Client(conn);

@@ -1,5 +1,5 @@
 # usage: walab.sh WT OFFSET -> alternating batches of 300 corpus deliveries with wal_compression pglz / off on one serve process
-WT=$1; OFF=$2
+WT=$(cd "$1" && pwd); OFF=$2
 export PGPASSWORD=$(node -e "console.log(require('/tmp/dlv-deliver/prof/deliver-pg/pg.json').password)")
 PORT=$(node -e "console.log(require('/tmp/dlv-deliver/prof/deliver-pg/pg.json').port)")
 P="psql -h 127.0.0.1 -p $PORT -U mailgate -d mailgate -X -Atq"
@@ -8,12 +8,12 @@ cd $WT && (MAILGATE_HOME=/tmp/dlv-deliver/prof/deliver-pg LOG_LEVEL=warn LMTP_PO
 cd /tmp/dlv-deliver
 for i in $(seq 1 120); do sleep 0.5; (echo > /dev/tcp/127.0.0.1/24311) 2>/dev/null && break; done
 S=$(cat serve-wal.pid)
-node drive.js 24311 $(cat rcpt) 600 $OFF $S,$PGP > /dev/null   # warm-up
+node $WT/packages/bench/experiments/deliver-cpu-2026-11-28-drive.js $WT 24311 $(cat rcpt) 600 $OFF $S,$PGP > /dev/null   # warm-up
 b=0
 for mode in pglz off off pglz pglz off off pglz; do
   $P -c "ALTER SYSTEM SET wal_compression = '$mode'" -c "SELECT pg_reload_conf()" > /dev/null; sleep 1
   w0=$($P -c "SELECT wal_fpi || ' ' || wal_bytes FROM pg_stat_wal")
-  r=$(node drive.js 24311 $(cat rcpt) 300 $((OFF+600+300*b)) $S,$PGP)
+  r=$(node $WT/packages/bench/experiments/deliver-cpu-2026-11-28-drive.js $WT 24311 $(cat rcpt) 300 $((OFF+600+300*b)) $S,$PGP)
   w1=$($P -c "SELECT wal_fpi || ' ' || wal_bytes FROM pg_stat_wal")
   echo "wal_compression=$mode $r fpi/msg $(echo $w0 $w1 | awk '{printf "%.2f wal_bytes/msg %d", ($3-$1)/300, ($4-$2)/300}')"
   b=$((b+1))

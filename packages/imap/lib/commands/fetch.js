@@ -845,7 +845,8 @@ const DAY_TEXT_MAX = 4096;
  * date-time of RFC 3501 9: `"17-Jul-1996 02:44:25 +0000"` (UTC). The day part is formatted
  * once per day, the time from a table: field by field (six Date getters and six padStart
  * calls a message) 21,282 INTERNALDATEs (a first ENVELOPE sync of the large mailbox) cost
- * 3-5.4 ms of CPU warm, 14-22 ms in a new process, against 0.9-1.4 and 11-19 ms so (issue 35.3;
+ * 3.1-6.0 ms of CPU warm (medians; least 3-5.4), 14-22 ms in a new process, against 1.5-4.3
+ * (least 0.9-1.4) and 11-19 ms so (issue 35.3;
  * bench/results/imap-cold-listview-2026-11-28/imap-date.txt). The same text as field by field
  * (test/imap-date.test.js compares them).
  * @param {Date|string|number} value

@@ -11,8 +11,10 @@ const { msg } = require('@mailgate/test-support/mail');
 // close the cursor at once. "At once" is checked by order, not by a clock (issue 30.5): an answer
 // that waited for the stalled streams would come after their cut, with the streams gone.
 const STALL_MS = 5000;
-// Big (400 rows) stays out of the store's list cache (a budget of 399 rows), so its streams
-// read by a cursor: the path that holds a connection while the client reads. Small mailboxes are
+// Big (1,000 rows) stays out of the store's list cache (a budget of 399 rows), so its streams
+// read by a cursor: the path that holds a connection while the client reads. The cursor reads
+// 256 rows a batch, so a reader who stalls early leaves it open on the server (checked below:
+// a test that only saw it gone could pass with a cursor never closed). Small mailboxes are
 // cached and stream from memory (tested at the end).
 process.env.MAILGATE_LIST_CACHE_ROWS = '399';
 let t;
@@ -24,8 +26,8 @@ beforeAll(async () => {
   alice = await t.user('alice');
   bob = await t.user('bob');
   const big = [];
-  for (let i = 0; i < 400; i++) {
-    big.push(msg({ subject: `m${i} ${'x'.repeat(40000)}`, body: `b${i}\n` }));
+  for (let i = 0; i < 1000; i++) {
+    big.push(msg({ subject: `m${i} ${'x'.repeat(16000)}`, body: `b${i}\n` }));
   }
   await t.mail('alice', 'Big', big);
   await t.mail('bob', 'INBOX', [msg({ subject: 'hello bob' })]);
@@ -106,8 +108,10 @@ describe.each([10, 50])('%i stalled NDJSON readers of one user', (n) => {
     const statuses = await Promise.all(readers.map((r) => r.status));
     expect(statuses.filter((s) => s === 200)).toHaveLength(2);
     expect(statuses.filter((s) => s === 429)).toHaveLength(n - 2);
-    // The two accepted streams are open (stalled: their client reads nothing).
+    // The two accepted streams are open (stalled: their client reads nothing), their cursors
+    // suspended on the server.
     expect(t.app.streams.open).toBe(2);
+    expect(await until(async () => (await cursorsRunning()) === 2, STALL_MS)).toBe(true);
     for (let i = 0; i < 3; i++) {
       for (const [url, token] of [
         ['/api/v1/health', null],
@@ -140,9 +144,9 @@ test('a reader who goes away closes the cursor at once', async () => {
   expect(await r.status).toBe(200);
   cleanup = () => r.socket.destroy();
   expect(t.app.streams.open).toBe(1);
-  // The reader stalled before the 400 rows were sent (its stream is still open). The cursor
-  // may still be suspended on PostgreSQL or may have read ahead to the end (QueryStream reads
-  // up to two batches of 256 rows ahead of the reader): either way it must be gone below.
+  // The reader stalled before the 1,000 rows were sent (its stream is still open): its cursor
+  // is still suspended on PostgreSQL (no read-ahead past one batch of 256 rows) ...
+  expect(await until(async () => (await cursorsRunning()) === 1, STALL_MS)).toBe(true);
   r.socket.destroy();
   // Checked by what happens, not by a stopwatch (issue 30.5): the cursor is closed and the
   // stream's slot released, no later than a stalled reader would have been cut.
@@ -157,7 +161,7 @@ test('a reader who reads gets the whole mailbox', async () => {
     headers: { authorization: `Bearer ${alice}`, accept: 'application/x-ndjson' },
   });
   const lines = (await r.text()).trimEnd().split('\n');
-  expect(lines).toHaveLength(400);
+  expect(lines).toHaveLength(1000);
   expect(JSON.parse(lines[399]).subject).toMatch(/^m399 x/);
 });
 
@@ -190,7 +194,7 @@ describe('a mailbox in the list cache', () => {
 
   test('streams the rows the paged scan gives, and sees a flag change made in between', async () => {
     const cache = t.app.mailService.store.listCache;
-    const first = await ndjson('Cached'); // a COPY; the list cache fills meanwhile
+    const first = await ndjson('Cached'); // a server-side cursor; the list cache fills meanwhile
     await Promise.all([...cache.loading.values()]);
     const kept = cache.bodyBytes; // bodies of other mailboxes streamed before
     const again = await ndjson('Cached'); // from memory: its body is kept

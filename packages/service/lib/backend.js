@@ -213,7 +213,7 @@ class MailBackend {
 
   /**
    * The whole mailbox as NDJSON header rows (one JSON line per scanStream row). The pg
-   * backend overrides it with PostgreSQL-built lines; the rows are the same.
+   * backend overrides it with lines from a server-side cursor, built by ndjsonLine; the rows are the same.
    * @param {string} mailbox
    * @param {{order?: 'asc'|'desc', sort?: 'uid'|'date'}} [opts]
    * @returns {Readable} bytes

@@ -139,7 +139,7 @@ class PgBackend extends MailBackend {
   }
 
   /**
-   * NDJSON lines built by PostgreSQL from the stored header fragment (COPY … TO STDOUT), the
+   * NDJSON lines from a server-side cursor, built by ndjsonLine (or from the list cache), the
    * fast path of the API's whole-mailbox scan; rows equal scanStream's.
    */
   scanNdjson(mailbox, opts = {}) {
@@ -156,7 +156,7 @@ class PgBackend extends MailBackend {
         });
         s.on('error', (err) => out.destroy(err));
         // pipe() does not pass a destroy upstream: without this, a client that goes away
-        // leaves the COPY (and its pooled connection) paused behind a dead stream.
+        // leaves the cursor (and its pooled connection) paused behind a dead stream.
         out.once('close', () => s.destroy());
         s.pipe(out);
       },

@@ -2,14 +2,11 @@
 
 const { HealthProbe } = require('./health-probe');
 const { Readable } = require('node:stream');
-const QueryStream = require('pg-query-stream');
+const Cursor = require('pg-cursor');
 const { errors } = require('@mailgate/core');
 const { compileSql } = require('@mailgate/query');
 const { parseQuery } = require('./names');
 const { HEADER_COLUMNS, headerRow, ndjsonLine } = require('./header-row');
-
-// Characters of NDJSON gathered before a chunk is handed on (streamHeadersNdjson).
-const NDJSON_CHUNK_CHARS = 64 * 1024;
 const { splitFlags } = require('@mailgate/readers');
 // Date order: the Date header, else INTERNALDATE, then uid; keyset dates as text (list-cache.js).
 const { pageOf, SORT_DATE, SORT_DATE_TEXT } = require('./list-cache');
@@ -19,6 +16,11 @@ const { chunksIn } = require('./chunks-sql');
 const { notifyMailboxes } = require('./citus');
 const { decodeRaw, rawColumnSql } = require('./raw-codec');
 const { preparedOf, partitionOf } = require('./prepared-reads');
+
+// Characters of NDJSON gathered before a chunk is handed on (streamHeadersNdjson).
+const NDJSON_CHUNK_CHARS = 64 * 1024;
+// Rows fetched per cursor read: the only rows held in memory at a time (cursorBatches).
+const CURSOR_BATCH = 256;
 
 /*
  * Storage-interface operations the HTTP API needs beyond import/export: paged and streamed
@@ -169,12 +171,13 @@ async function pageOnly(store, userId, mailbox, opts) {
 
 /**
  * The whole mailbox as NDJSON text (one header row per line) from a server-side cursor: the
- * rows come 256 at a time and each line is built by ndjsonLine, the list cache's own builder,
- * so a cold answer is byte for byte the warm one (cachedNdjson). Memory stays bounded by the
- * cursor's batch and one ~64 KB chunk, whatever the mailbox size: the chunks are pulled by
- * the reader, so the socket's backpressure holds the cursor. The lines used to be spliced by
- * COPY from a JSON fragment stored in every row (`messages.header_json`, dropped for issue
- * 30.6: ~60 MB of the Enron set's 739, a second copy of the header columns). In uid order a
+ * rows come 256 at a time (cursorBatches: no read-ahead) and each line is built by ndjsonLine,
+ * the list cache's own builder, so a cold answer is byte for byte the warm one (cachedNdjson).
+ * Memory stays bounded by one cursor batch and one ~64 KB chunk, whatever the mailbox size:
+ * the chunks are pulled by the reader, so the socket's backpressure holds the cursor. The
+ * lines used to be spliced by COPY from a JSON fragment stored in every row
+ * (`messages.header_json`, dropped for issue 30.6: ~60 MB of the Enron set's 739, a second
+ * copy of the header columns). In uid order a
  * mailbox the list cache holds is served from memory instead (cachedNdjson: no cursor).
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
@@ -195,49 +198,72 @@ function streamHeadersNdjson(store, userId, mailboxId, opts = {}) {
   const sql = `SELECT ${HEADER_COLUMNS} FROM messages m
      WHERE m.user_id = $1 AND m.mailbox_id = $2 AND NOT m.expunged
      ORDER BY ${k.orderBy}`;
-  const knex = store.knex;
   async function* chunks() {
     const t0 = process.hrtime.bigint();
-    const client = await knex.client.acquireConnection();
-    const rows = client.query(new QueryStream(sql, [uid, mid], { batchSize: 256 }));
-    let clean = false;
-    try {
-      let out = '';
-      let first = true;
-      for await (const row of rows) {
-        if (first && opts.onFirstBatch) {
-          opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
-        }
-        first = false;
+    let out = '';
+    let first = true;
+    for await (const batch of cursorBatches(store.knex, sql, [uid, mid])) {
+      if (first && opts.onFirstBatch) {
+        opts.onFirstBatch(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+      first = false;
+      for (const row of batch) {
         out += ndjsonLine(headerRow(row));
         if (out.length >= NDJSON_CHUNK_CHARS) {
           yield Buffer.from(out);
           out = '';
         }
       }
-      if (out) yield Buffer.from(out);
-      clean = true;
-    } finally {
-      // Done, or the reader gone mid-way (client closed, issue 17): the cursor is closed and
-      // the connection goes back to the pool only after PostgreSQL's ReadyForQuery (released
-      // before it, the pool's next statement went to a connection still busy: the pg-serial
-      // guard's catch). A connection in an unknown state is discarded instead.
-      try {
-        await new Promise((resolve, reject) =>
-          rows.cursor.close((err) => (err ? reject(err) : resolve())),
-        );
-        await readyFor(client);
-      } catch {
-        clean = false;
-      }
-      if (!clean && client.readyForQuery === false) {
-        client.__knex__disposed = 'NDJSON stream aborted';
-        if (client.connection && client.connection.stream) client.connection.stream.destroy();
-      }
-      await knex.client.releaseConnection(client);
     }
+    if (out) yield Buffer.from(out);
   }
   return Readable.from(chunks(), { objectMode: false });
+}
+
+/**
+ * A statement's rows, CURSOR_BATCH at a time, from a server-side cursor (pg-cursor) on a
+ * pooled connection held until the last batch or until the consumer stops (return()).
+ * pg-cursor directly rather than pg-query-stream: its read() rejects when the connection is
+ * lost, where QueryStream's destroy waited for a ReadyForQuery a dead socket never sends, so
+ * the stream hung and its pool slot was lost for good (review finding 1); and it reads no
+ * batch ahead, so one batch is all that is held.
+ * The connection goes back to the pool only after PostgreSQL's ReadyForQuery (released
+ * before it, the pool's next statement went to a connection still busy: the pg-serial
+ * guard's catch); one lost, failed or in an unknown state is destroyed and discarded.
+ * @param {import('knex').Knex} knex
+ * @param {string} sql with $n placeholders
+ * @param {any[]} params
+ * @returns {AsyncGenerator<object[]>}
+ */
+async function* cursorBatches(knex, sql, params) {
+  const client = await knex.client.acquireConnection();
+  const cursor = client.query(new Cursor(sql, params));
+  let clean = false;
+  try {
+    for (;;) {
+      const batch = await cursor.read(CURSOR_BATCH);
+      if (!batch.length) break;
+      yield batch;
+    }
+    clean = true;
+  } finally {
+    // A failed cursor or a dead connection never sends ReadyForQuery: closing would wait
+    // for good, so the connection is discarded without it.
+    let usable = cursor.state !== 'error' && !connectionLost(client);
+    if (usable) {
+      try {
+        await closeCursor(client, cursor);
+        await readyFor(client);
+      } catch {
+        usable = false;
+      }
+    }
+    if (!usable || (!clean && client.readyForQuery === false)) {
+      client.__knex__disposed = client.__knex__disposed || 'cursor read aborted';
+      if (client.connection && client.connection.stream) client.connection.stream.destroy();
+    }
+    await knex.client.releaseConnection(client);
+  }
 }
 
 /**
@@ -261,6 +287,37 @@ function readyFor(client) {
     client.once('drain', ok);
     client.once('error', done);
     client.once('end', ended);
+  });
+}
+
+/**
+ * Whether a node-postgres client's connection has ended or failed (knex marks it disposed).
+ * @param {import('pg').Client} client
+ * @returns {boolean}
+ */
+function connectionLost(client) {
+  return Boolean(client._ended || client._queryable === false || client.__knex__disposed);
+}
+
+/**
+ * Closes a cursor: resolves on PostgreSQL's ReadyForQuery, rejects if the connection ends
+ * or fails first (cursor.close alone would wait for good on a dead socket).
+ * @param {import('pg').Client} client
+ * @param {import('pg-cursor')} cursor
+ * @returns {Promise<void>}
+ */
+function closeCursor(client, cursor) {
+  return new Promise((resolve, reject) => {
+    const lost = () => done(new Error('connection lost while closing a cursor'));
+    const done = (err) => {
+      client.off('end', lost);
+      client.off('error', lost);
+      if (err) reject(err);
+      else resolve();
+    };
+    client.once('end', lost);
+    client.once('error', lost);
+    cursor.close((err) => done(err));
   });
 }
 
@@ -305,18 +362,13 @@ async function* streamHeaderRows(store, userId, mailboxId, opts = {}) {
     return;
   }
   const k = keyset({ order: opts.order, desc: opts.desc });
-  const stream = store.knex
-    .raw(
-      `SELECT ${HEADER_COLUMNS} FROM messages m
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged
-        ORDER BY ${k.orderBy}`,
-      [userId, mailboxId],
-    )
-    .stream({ highWaterMark: 256 });
-  try {
-    for await (const row of stream) yield headerRow(row);
-  } finally {
-    stream.destroy();
+  const sql = `SELECT ${HEADER_COLUMNS} FROM messages m
+     WHERE m.user_id = $1 AND m.mailbox_id = $2 AND NOT m.expunged
+     ORDER BY ${k.orderBy}`;
+  // cursorBatches, not knex's .stream(): a lost connection ends this with an error instead
+  // of a hang, and a consumer that stops early gives the connection back.
+  for await (const batch of cursorBatches(store.knex, sql, [Number(userId), Number(mailboxId)])) {
+    for (const row of batch) yield headerRow(row);
   }
 }
 

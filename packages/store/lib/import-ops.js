@@ -4,12 +4,17 @@ const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { lockMailbox, recordChange } = require('./mail-ops');
 const threads = require('./thread-ops');
-const { pipeline, Transform } = require('node:stream');
+const { Readable } = require('node:stream');
 const { copyRows } = require('./copy');
 const { encodeRaw, decodeRaw } = require('./raw-codec');
+const { cursorBatches } = require('./cursor');
 const { planKeptUids } = require('./kept-uids');
 const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS, IMAP_COLUMNS } = require('./columns');
 const { perUserPartitions, notifyMailboxes } = require('./citus');
+
+// Messages read per cursor round trip by streamSources (export, legacy checks): the only ones
+// held at a time, as messages can be megabytes each (knex's stream held 64).
+const SOURCE_BATCH = 16;
 
 // First key of the import jobs' advisory locks (the second is the job id): a namespace of its
 // own so no other advisory lock of the store collides with them.
@@ -187,37 +192,31 @@ async function replaceFlags(store, userId, mailboxId, wanted) {
  * @returns {NodeJS.ReadableStream} object stream of rows
  */
 function streamSources(store, userId, mailboxId) {
-  const rows = store.knex
-    .raw(
-      `SELECT m.uid, m.flags, m.keywords, m.internal_date, m.from_addr, m.source_name,
+  const sql = `SELECT m.uid, m.flags, m.keywords, m.internal_date, m.from_addr, m.source_name,
               m.content_hash, m.dup_index,
               s.raw, s.raw_codec, s.mbox_from_line, s.mbox_variant, s.mbox_trailer,
               s.mbox_original, s.source_meta
          FROM messages m
          JOIN message_sources s
            ON s.user_id = m.user_id AND s.mailbox_id = m.mailbox_id AND s.uid = m.uid
-        WHERE m.user_id = ? AND m.mailbox_id = ? AND NOT m.expunged
-        ORDER BY m.uid`,
-      [userId, mailboxId],
-    )
-    .stream({ highWaterMark: 64 });
-  // Callers get the message's bytes, never the stored form; an error of either stream ends
-  // the one they read, and their early end releases the cursor.
-  const decoded = new Transform({
-    objectMode: true,
-    // The rows' buffer is knex's stream's (64): a second one here would hold 64 more decoded
-    // messages.
-    highWaterMark: 1,
-    transform(row, _enc, done) {
-      try {
+        WHERE m.user_id = $1 AND m.mailbox_id = $2 AND NOT m.expunged
+        ORDER BY m.uid`;
+  // A server-side cursor (cursor.js), not knex's .stream(): a connection lost mid-export
+  // fails the stream and frees its pool slot instead of hanging the export for good.
+  // SOURCE_BATCH rows per read are all that is held: messages can be megabytes each.
+  async function* rows() {
+    for await (const batch of cursorBatches(store.knex, sql, [Number(userId), Number(mailboxId)], {
+      batch: SOURCE_BATCH,
+    })) {
+      // Callers get the message's bytes, never the stored form.
+      for (const row of batch) {
         const { raw_codec: codec, ...rest } = row;
-        done(null, { ...rest, raw: decodeRaw(row.raw, codec) });
-      } catch (err) {
-        done(err);
+        yield { ...rest, raw: decodeRaw(row.raw, codec) };
       }
-    },
-  });
-  return pipeline(rows, decoded, () => {});
+    }
+  }
+  // An early end of the reader (destroy, break) returns the generator: the cursor closes.
+  return Readable.from(rows(), { objectMode: true, highWaterMark: 1 });
 }
 
 /**

@@ -38,6 +38,9 @@ const { RawLmtp } = require('../../lmtp/test/client');
 const { startFleetDovecot, writeAccountsFile, spawnWorker, enronUsers } = require('../lib/fleet');
 const { freePort } = require('../../lmtp/test/postfix');
 
+// Upstream errors an account may meet before it fails (MAILGATE_MIGRATE_RETRIES).
+const RETRIES = 6;
+
 const why = skipOutsideCI(__filename, dovecotMissing() || postfixMissing());
 const d = why ? describe.skip : describe;
 
@@ -148,7 +151,9 @@ d('a whole server migrated by two workers while mail arrives', () => {
       MAILGATE_MIGRATE_RATE: '300',
       MAILGATE_MIGRATE_EXPIRE: '8',
       MAILGATE_MIGRATE_BACKOFF: '1',
-      MAILGATE_MIGRATE_RETRIES: '4',
+      // Six attempts span 1+2+4+8+16 = 31 s: with four (7 s) an account caught by both the
+      // SIGKILL and the upstream's restart on a loaded machine once ran out of attempts.
+      MAILGATE_MIGRATE_RETRIES: String(RETRIES),
       GONE_PW: 'never used',
     };
     service = await createMailService({
@@ -310,9 +315,9 @@ d('a whole server migrated by two workers while mail arrives', () => {
         {
           user: 'gone-x',
           upstream: `127.0.0.1:${gonePort}`,
-          attempts: 4,
+          attempts: RETRIES,
           code: 'UPSTREAM_IMAP_FAILED',
-          message: `Gave up after 4 attempts: Upstream IMAP server 127.0.0.1:${gonePort}: ECONNREFUSED`,
+          message: `Gave up after ${RETRIES} attempts: Upstream IMAP server 127.0.0.1:${gonePort}: ECONNREFUSED`,
         },
       ]);
       expect(await service.users.route('gone-x')).toBe('proxy');

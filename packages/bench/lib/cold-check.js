@@ -9,16 +9,20 @@ const { mailgateImapServer } = require('./mailgate-imap-server');
 const { dropCaches } = require('./runner');
 const { summarize } = require('./harness');
 const { HEADER_COMMANDS } = require('./imap-door');
+const { RawImapClient } = require('./raw-imap');
 
 /*
  * The cold table of the imap door measured again by an independent client (issue 35 item 5):
  * tools/raw_imap_time.py (Python, its own reader) instead of raw-imap.js, with the servers
  * the bench starts (a new process per sample, page cache dropped). Reuses the bench's built
  * mailbox and kept Dovecot fts index in --work; mailgate-imap imports the mailbox anew.
+ * With --pair each sample of the Python client is followed by one of the bench's own client
+ * (raw-imap.js), each after its own restart and cache drop: the two clients compared within
+ * one run, so a difference is the clients', not the machine's load between two runs.
  *
  *   node packages/bench/lib/cold-check.js --work DIR --size large \
  *     [--backends dovecot-maildir,dovecot-maildir-fts,mailgate-imap] [--runs 3] \
- *     [--text depending,would] [--out FILE.json]
+ *     [--text depending,would] [--pair] [--out FILE.json]
  */
 
 const PY = path.join(__dirname, '..', 'tools', 'raw_imap_time.py');
@@ -40,7 +44,10 @@ function args(argv) {
     else if (k === '--backends') o.backends = v.split(',');
     else if (k === '--text') o.text = v.split(',').filter(Boolean);
     else if (k === '--out') o.out = v;
-    else throw new Error(`unknown option ${k}`);
+    else if (k === '--pair') {
+      o.pair = true;
+      i--;
+    } else throw new Error(`unknown option ${k}`);
   }
   if (!o.work) throw new Error('--work DIR (the bench run work dir) is required');
   return o;
@@ -62,6 +69,20 @@ function py(ep, command, select) {
     { encoding: 'utf8', maxBuffer: 1 << 24 },
   );
   return JSON.parse(out)[0];
+}
+
+/** The same timed command through the bench's own client (raw-imap.js). */
+async function bench(ep, command, select) {
+  const raw = new RawImapClient({ host: ep.host, port: ep.port });
+  try {
+    await raw.connect();
+    await raw.login(ep.user, ep.password);
+    if (select) await raw.command('SELECT INBOX');
+    const a = await raw.command(command);
+    return { ms: a.ms, bytes: a.bytes, status: a.statusLine };
+  } finally {
+    await raw.logout();
+  }
 }
 
 async function main() {
@@ -98,6 +119,7 @@ async function main() {
         let how = null;
         let dropped = null;
         let status = null;
+        const benchSamples = [];
         for (let i = 0; i < o.runs; i++) {
           const rs = await server.restart();
           how = rs.how;
@@ -105,9 +127,14 @@ async function main() {
           const a = py(rs.endpoint, r.command, r.select);
           status = a.status;
           samples.push(a.ms);
+          if (o.pair) {
+            const rb = await server.restart();
+            dropCaches();
+            benchSamples.push((await bench(rb.endpoint, r.command, r.select)).ms);
+          }
         }
         const ms = summarize(samples);
-        rows.push({
+        const row = {
           backend: name,
           request: r.request,
           ms,
@@ -115,9 +142,19 @@ async function main() {
           how,
           pageCacheDropped: dropped,
           status,
-        });
+        };
+        if (o.pair) {
+          row.bench = { ms: summarize(benchSamples), samples: benchSamples };
+          row.ratio = ms.median / row.bench.ms.median;
+        }
+        rows.push(row);
+        const fmt = (xs) => xs.map((x) => x.toFixed(1)).join(', ');
         process.stderr.write(
-          `  cold ${r.request.padEnd(14)} ${ms.median.toFixed(1)} ms (${samples.map((x) => x.toFixed(1)).join(', ')})\n`,
+          `  cold ${r.request.padEnd(14)} ${ms.median.toFixed(1)} ms (${fmt(samples)})` +
+            (o.pair
+              ? ` | bench client ${row.bench.ms.median.toFixed(1)} ms (${fmt(benchSamples)}), ratio ${row.ratio.toFixed(2)}`
+              : '') +
+            '\n',
         );
       }
     } finally {
@@ -130,6 +167,7 @@ async function main() {
     size: o.size,
     messages: box.count,
     runs: o.runs,
+    paired: Boolean(o.pair),
     command: `node packages/bench/lib/cold-check.js ${process.argv.slice(2).join(' ')}`,
     at: new Date().toISOString(),
     rows,

@@ -4,6 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { useCliSuite } = require('@mailgate/test-support/db');
 const { msg, mboxOf } = require('@mailgate/test-support/mail');
+const { until, within } = require('@mailgate/test-support/waits');
 
 // The whole-mailbox NDJSON scan reads a server-side cursor, lines built by ndjsonLine: check
 // the bytes are exact JSON lines (including hostile characters), that a stream abandoned
@@ -134,22 +135,4 @@ async function terminateCursors(knex) {
   const pids = await cursorPids(knex);
   expect(pids).toHaveLength(1);
   await knex.raw('SELECT pg_terminate_backend(?::int)', [pids[0]]);
-}
-
-/** Polls until cond() holds; false after ~10 s (asserts an event happens, not a speed). */
-async function until(cond) {
-  for (let i = 0; i < 200; i++) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
-
-/** p, or a rejection naming what never happened after 20 s (a hang fails, never blocks Jest). */
-function within(p, what) {
-  let timer;
-  const never = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 20000);
-  });
-  return Promise.race([p, never]).finally(() => clearTimeout(timer));
 }

@@ -4,6 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { useCliSuite } = require('@mailgate/test-support/db');
 const { msg, mboxOf } = require('@mailgate/test-support/mail');
+const { until, within } = require('@mailgate/test-support/waits');
 
 // streamSources (export, the legacy checks) reads a server-side cursor (cursor.js): a
 // connection lost mid-export fails the stream and frees its pool slot (with knex's .stream()
@@ -82,22 +83,4 @@ async function terminate(knex) {
   const found = await pids(knex);
   expect(found).toHaveLength(1);
   await knex.raw('SELECT pg_terminate_backend(?::int)', [found[0]]);
-}
-
-/** Polls until cond() holds; false after ~10 s (asserts an event happens, not a speed). */
-async function until(cond) {
-  for (let i = 0; i < 200; i++) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
-
-/** p, or a rejection naming what never happened after 20 s (a hang fails, never blocks Jest). */
-function within(p, what) {
-  let timer;
-  const never = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), 20000);
-  });
-  return Promise.race([p, never]).finally(() => clearTimeout(timer));
 }

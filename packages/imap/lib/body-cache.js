@@ -24,7 +24,28 @@ const ENTRY_OVERHEAD = 160;
 const USER_SHARE = 4;
 const MAX_ENTRY_BYTES = 1024 * 1024;
 
-const sizeOf = (buf) => buf.length + ENTRY_OVERHEAD;
+// A Buffer is kept as it is (no copy) when it is the whole of its allocation but for this
+// fraction: FETCH's CRLF form (crlf.js `own`) and store-decoded messages (raw-codec.js sizes
+// the decoder's output to the message) are. Anything else (a slice of Node's shared pool or
+// of a driver's larger buffer, which would keep that alive uncounted) is copied.
+const SLACK = 8;
+
+/** Bytes an entry holds: its whole allocation when it is kept as it is. */
+const sizeOf = (buf) => Math.max(buf.length, buf.buffer.byteLength) + ENTRY_OVERHEAD;
+
+/**
+ * The Buffer to keep for `wire`: itself when it owns its allocation (one byte in SLACK of it
+ * unused at most), else a copy that does.
+ * @param {Buffer} wire
+ * @returns {Buffer}
+ */
+function keepable(wire) {
+  const whole = wire.buffer.byteLength;
+  if (wire.byteOffset === 0 && whole - wire.length <= wire.length / SLACK) return wire;
+  const copy = Buffer.allocUnsafeSlow(wire.length);
+  wire.copy(copy);
+  return copy;
+}
 
 class BodyCache {
   /**
@@ -67,8 +88,10 @@ class BodyCache {
   }
 
   /**
-   * Keeps a message's CRLF bytes (a private copy: a Buffer from the driver may be a slice of a
-   * larger pooled allocation, which the cache would otherwise keep alive uncounted).
+   * Keeps a message's CRLF bytes: the Buffer itself when it owns its allocation (keepable), a
+   * private copy otherwise (a Buffer from the driver may be a slice of a larger pooled
+   * allocation, which the cache would otherwise keep alive uncounted). Nobody writes into a
+   * message's bytes once read, so the FETCH that sends them and the cache share one Buffer.
    * @param {string} user
    * @param {string} scope mailboxScope(user, view)
    * @param {number} uid
@@ -76,15 +99,18 @@ class BodyCache {
    * @returns {boolean} whether it was kept
    */
   set(user, scope, uid, wire) {
-    if (sizeOf(wire) > this.maxEntryBytes) return false;
+    if (wire.length + ENTRY_OVERHEAD > this.maxEntryBytes) return false;
     const key = `${scope}\0${uid}`;
     let c = this.users.get(user);
+    if (c && c.has(key)) {
+      this.users.delete(user);
+      this.users.set(user, c);
+      return true;
+    }
+    const kept = keepable(wire);
+    if (sizeOf(kept) > this.maxEntryBytes) return false;
     if (c) {
       this.users.delete(user);
-      if (c.has(key)) {
-        this.users.set(user, c);
-        return true;
-      }
     } else {
       c = new LRUCache({
         maxSize: this.userBytes,
@@ -95,10 +121,8 @@ class BodyCache {
       });
     }
     this.users.set(user, c); // most recently used user last
-    const copy = Buffer.allocUnsafeSlow(wire.length);
-    wire.copy(copy);
-    c.set(key, copy); // past the user's share, that user's oldest entries go (dispose)
-    this.bytes += sizeOf(copy);
+    c.set(key, kept); // past the user's share, that user's oldest entries go (dispose)
+    this.bytes += sizeOf(kept);
     for (const [u, other] of this.users) {
       if (this.bytes <= this.maxBytes) break;
       while (this.bytes > this.maxBytes && other.size) other.pop();
@@ -157,4 +181,4 @@ class BodyCache {
   }
 }
 
-module.exports = { BodyCache, ENTRY_OVERHEAD };
+module.exports = { BodyCache, ENTRY_OVERHEAD, keepable };

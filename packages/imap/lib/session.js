@@ -11,7 +11,7 @@
 
 const { CommandFramer } = require('./protocol/framer');
 const { parseCommand, ParseError } = require('./protocol/parser');
-const { responseLine, safeText, atom } = require('./protocol/writer');
+const { responseLine, responseChunks, safeText, atom } = require('./protocol/writer');
 const { answerFor } = require('./errors');
 const { commands } = require('./commands');
 const { syncView } = require('./updates');
@@ -350,9 +350,21 @@ class Session {
     this.send(Buffer.from(`${tag} ${t}\r\n`, 'latin1'));
   }
 
-  /** @param {any[]} parts values after `*` (see writer.js) */
+  /**
+   * Writes one untagged response. A response with literals (FETCH of message bytes) is written
+   * as its pieces under one cork: the literals' Buffers go to the socket as they are (one
+   * writev), not copied into one more Buffer first.
+   * @param {any[]} parts values after `*` (see writer.js)
+   */
   untagged(parts) {
-    this.send(responseLine('*', parts));
+    const chunks = responseChunks('*', parts);
+    if (chunks.length === 1) return this.send(chunks[0]);
+    if (this.closed || this.socket.destroyed) return false;
+    this.socket.cork();
+    let ok = true;
+    for (const c of chunks) if (c.length) ok = this.socket.write(c);
+    this.socket.uncork();
+    return ok;
   }
 
   send(buf) {

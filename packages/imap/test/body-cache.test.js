@@ -60,3 +60,30 @@ test('0 bytes caches nothing; the share and the total bound what is held', () =>
   expect(capped.set('ann', scope('ann', 1), 1, Buffer.alloc(400))).toBe(false);
   expect(capped.set('ann', scope('ann', 1), 1, Buffer.alloc(300))).toBe(true);
 });
+
+test('a Buffer that owns its allocation is kept as it is, not copied (issue 35, first fetch)', () => {
+  const c = new BodyCache({ maxBytes: 1 << 20 });
+  // FETCH's CRLF form (crlf.js `own`): an allocation of its own size.
+  const own = Buffer.allocUnsafeSlow(3000).fill(0x62);
+  expect(c.set('ann', scope('ann', 1), 5, own)).toBe(true);
+  expect(c.get('ann', scope('ann', 1), 5)).toBe(own);
+  // A store-decoded message with a little room behind it (raw-codec.js sizes the output to
+  // the message): kept as it is, its whole allocation counted.
+  const roomy = Buffer.allocUnsafeSlow(3300).subarray(0, 3000);
+  expect(c.set('ann', scope('ann', 1), 6, roomy)).toBe(true);
+  expect(c.get('ann', scope('ann', 1), 6)).toBe(roomy);
+  expect(c.stats().bytes).toBe(3000 + 3300 + 2 * ENTRY_OVERHEAD);
+  // A slice of Node's shared pool or with much unused behind it: copied, as before.
+  const pooled = Buffer.from('x'.repeat(100));
+  expect(pooled.buffer.byteLength).toBeGreaterThan(100); // from the 8 KiB pool
+  c.set('ann', scope('ann', 1), 7, pooled);
+  expect(c.get('ann', scope('ann', 1), 7)).not.toBe(pooled);
+  expect(c.get('ann', scope('ann', 1), 7).buffer.byteLength).toBe(100);
+  const loose = Buffer.allocUnsafeSlow(16384).subarray(0, 3000);
+  c.set('ann', scope('ann', 1), 8, loose);
+  expect(c.get('ann', scope('ann', 1), 8).buffer.byteLength).toBe(3000);
+  expect(c.stats().bytes).toBe(3000 + 3300 + 100 + 3000 + 4 * ENTRY_OVERHEAD);
+  // Given back exactly what was counted.
+  c.dropMailbox('ann', '1');
+  expect(c.stats()).toMatchObject({ bytes: 0, entries: 0 });
+});

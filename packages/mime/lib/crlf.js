@@ -12,12 +12,15 @@
  * The bytes with each bare LF (one not preceded by CR) made CRLF; the same Buffer when there
  * is none (mail stored with CRLF costs one scan, no copy).
  * @param {Buffer} raw
+ * @param {{own?: boolean}} [opts] own: a converted form gets an allocation of its own, never a
+ *   slice of Node's shared pool, so that a cache can keep it as it is (IMAP FETCH)
  * @returns {Buffer}
  */
-function toCrlf(raw) {
+function toCrlf(raw, opts) {
   const bare = bareLfCount(raw);
   if (!bare) return raw;
-  const out = Buffer.allocUnsafe(raw.length + bare);
+  const size = raw.length + bare;
+  const out = opts && opts.own ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
   let o = 0;
   let from = 0;
   for (let nl = raw.indexOf(0x0a); nl >= 0; nl = raw.indexOf(0x0a, nl + 1)) {

@@ -54,6 +54,7 @@ const MAX_MODSEQ = Number.MAX_SAFE_INTEGER;
 // write for a FETCH of a message or a few); a larger one is flushed and drained first.
 const HOLD_BYTES = 64 * 1024;
 const cache = new StructureCache(20000);
+const OWN = Object.freeze({ own: true });
 
 const MACROS = {
   ALL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE'],
@@ -187,9 +188,10 @@ async function runFetch(s, args, byUid) {
   if (items.some((i) => i.name === 'MODSEQ')) s.condstore = true;
   if (!byUid && pastEnd(ranges, v.total)) throw bad('Invalid message sequence number');
   const seqs = byUid ? resolveUid(ranges, v.uids) : resolveSeq(ranges, v.total);
-  const cached = await fromCache(s, items, seqs, mods);
+  const looked = { wires: null };
+  const cached = await fromCache(s, items, seqs, mods, looked);
   if (cached) return cached;
-  const read = await checkView(s, items, seqs, mods);
+  const read = await checkView(s, items, seqs, mods, looked.wires);
   if (!read) return;
   if (mods.vanished) {
     const ch = await s.backend.changesSince(v.name, mods.changedSince);
@@ -305,8 +307,9 @@ async function runFetch(s, args, byUid) {
       if (!wire) {
         const raw = raws.get(uid) || null;
         if (needsRaw && !raw) continue; // expunged meanwhile (RFC 3501 7.4.1 allows omission)
-        // Every section, size and structure is taken on the CRLF form served (crlf.js).
-        wire = raw && toCrlf(raw);
+        // Every section, size and structure is taken on the CRLF form served (crlf.js), in an
+        // allocation of its own: the response's literal and the body cache share that Buffer.
+        wire = raw && toCrlf(raw, OWN);
         // Kept only once served: the list view says the message is visible in this view.
         if (wire && bodies) bodies.set(s.user, scope, uid, wire);
       }
@@ -481,10 +484,11 @@ async function writeMetaResponses(ctx, seqs, rows, metaAt, w, last) {
  * another mailbox are dropped with the BYE, never sent.
  * Bytes the body cache holds are not read again; when it holds them all, the check is the
  * mailbox's status alone.
+ * @param {Map<number, Buffer>|null} [looked] the cached bytes fromCache already looked up
  * @returns {Promise<{raws: Map<number, Buffer>|null, wires?: Map<number, Buffer>}|null>} null
  *   when the session ended; raws: stored bytes read, wires: cached CRLF bytes
  */
-async function checkView(s, items, seqs, mods) {
+async function checkView(s, items, seqs, mods, looked = null) {
   const caps = s.backend.capabilities;
   const rawItems = items.filter(needsMessage);
   const onePass =
@@ -497,7 +501,7 @@ async function checkView(s, items, seqs, mods) {
     caps.has('getRawWithStatus');
   if (!onePass) return (await s.viewStillSelected()) ? { raws: null } : null;
   const v = s.view;
-  const wires = cachedWires(s, seqs);
+  const wires = looked || cachedWires(s, seqs);
   const missing = seqs.map((n) => v.uidAt(n)).filter((u) => !wires.has(u));
   if (!missing.length) return (await s.viewStillSelected()) ? { raws: EMPTY_MAP, wires } : null;
   let got = null;
@@ -569,9 +573,11 @@ function bytesOnly(it, readOnly) {
  * @param {object[]} items parsed items (UID added for UID FETCH)
  * @param {number[]} seqs the sequence numbers asked for, in the session's view
  * @param {{changedSince: number|null}} mods
+ * @param {{wires: Map<number, Buffer>|null}} looked where the cache's answer for some of the
+ *   messages is left when it does not hold them all (checkView then reads only the others)
  * @returns {Promise<{skipSync: true}|null>} null: not answered, take the normal path
  */
-async function fromCache(s, items, seqs, mods) {
+async function fromCache(s, items, seqs, mods, looked) {
   const bodies = s.server.bodyCache;
   const v = s.view;
   if (!bodies || !bodies.enabled || mods.changedSince !== null) return null;
@@ -583,7 +589,10 @@ async function fromCache(s, items, seqs, mods) {
   if (rawItems.every(coveredItem) && caps && caps.has('getImapMeta')) return null;
   if (!seqs.length || seqs.length > RAW_BATCH) return null;
   const wires = cachedWires(s, seqs);
-  if (wires.size !== seqs.length) return null;
+  if (wires.size !== seqs.length) {
+    looked.wires = wires; // checkView reads the others, not these again
+    return null;
+  }
   const ctx = { s, v, items, user: s.user };
   s.socket.cork();
   for (const seq of seqs) {

@@ -12,12 +12,19 @@ const MAX_RANGES = 10000;
 
 class SequenceError extends Error {}
 
+const ONE_NUMBER = /^\d{1,11}$/;
+
 /**
  * @param {string} text e.g. `1:3,7,9:*`
  * @returns {Array<[number, number]>} ranges with low <= high; `*` is Infinity
  * @throws {SequenceError}
  */
 function parseSequenceSet(text) {
+  // One number (`UID FETCH 4711`, a client opening one message): no split, no map.
+  if (typeof text === 'string' && ONE_NUMBER.test(text)) {
+    const n = number(text);
+    return [[n, n]];
+  }
   if (typeof text !== 'string' || !/^[\d:*,]+$/.test(text)) {
     throw new SequenceError('Invalid sequence set');
   }

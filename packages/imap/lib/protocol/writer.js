@@ -58,6 +58,20 @@ function serialize(value, out) {
  * @returns {Buffer}
  */
 function responseLine(prefix, parts) {
+  const chunks = responseChunks(prefix, parts);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+/**
+ * responseLine as the Buffers to write in order, their concatenation being responseLine's
+ * bytes: text runs converted, one Buffer per run, and the Buffers of literals as they are (not
+ * copied: a FETCH of a message's bytes writes the very Buffer it read, and a socket corked
+ * around the writes sends them in one writev).
+ * @param {string} prefix `*`, a tag, or `+`
+ * @param {any[]} parts values (see serialize)
+ * @returns {Buffer[]}
+ */
+function responseChunks(prefix, parts) {
   const out = [prefix];
   for (const p of parts) {
     out.push(' ');
@@ -74,7 +88,7 @@ function responseLine(prefix, parts) {
     } else text += x;
   }
   chunks.push(Buffer.from(text, 'latin1'));
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  return chunks;
 }
 
 /**
@@ -92,4 +106,14 @@ function safeText(text) {
   );
 }
 
-module.exports = { Atom, Literal, Multi, atom, literal, serialize, responseLine, safeText };
+module.exports = {
+  Atom,
+  Literal,
+  Multi,
+  atom,
+  literal,
+  serialize,
+  responseLine,
+  responseChunks,
+  safeText,
+};

@@ -372,6 +372,7 @@ class MailService {
     if (this.store && this.store.closeCredentialProbe) await this.store.closeCredentialProbe();
     if (this.store && this.store.settleBackground) await this.store.settleBackground();
     if (this.store && this.store.closePreparedReads) await this.store.closePreparedReads();
+    if (this.store && this.store.closeAppendWriter) await this.store.closeAppendWriter();
     if (this.db) await this.db.close();
   }
 }

@@ -4,8 +4,9 @@ const crypto = require('node:crypto');
 const { errors } = require('@mailgate/core');
 const { encodeRaw, encodeRawAsync } = require('./raw-codec');
 const { isName } = require('./mailbox-ref');
-const { threadFresh, THREAD_LOCK } = require('./thread-ops');
-const { notifyMailboxes } = require('./citus');
+const { threadFresh, freshFirstRead, THREAD_LOCK } = require('./thread-ops');
+const { notifyMailboxes, isCitus } = require('./citus');
+const { writerOf, commitWith } = require('./append-writer');
 
 /*
  * The one write of a new single message (issue 32.4): LMTP delivery, `mailgate deliver`, IMAP
@@ -93,101 +94,174 @@ async function appendMessages(store, userId, mailbox, msgs) {
 }
 
 /**
- * appendMessages' one transaction (retried whole by retryConflict).
+ * appendMessages' one transaction (retried whole by retryConflict): on a single PostgreSQL by
+ * the append's pipelined connections (append-writer.js: two round trips, named statements, no
+ * knex), on Citus in a knex transaction (citus.js point 10). The same statements either way
+ * (appendSteps).
  * @param {import('./pg-store').PgStore} store
  * @param {Array<{raw: Buffer, raw_codec: number}>} [stored] the messages' stored forms
  *   (encodeRaw), computed here when not given
  */
 async function appendTransaction(store, userId, mailbox, msgs, hashes, stored) {
-  return store.knex.transaction(async (trx) => {
-    const mb = await allocate(trx, userId, mailbox, msgs.length, hashes);
-    const first = Number(mb.first);
-    const modseq = Number(mb.highestmodseq);
-    // The row's IMAP metadata goes to message_imap below, not into messages.
-    const rows = msgs.map((m, i) => ({
-      ...withoutImap(m.row),
-      internal_date: (m.internalDate || new Date()).toISOString(),
-      flags: m.flags || [],
-      keywords: m.keywords || [],
-      mailbox_id: mb.id,
-      uid: first + i,
-    }));
-    // Thread ids before the rows exist, so that they are written with them (no update).
-    const threads = await threadFresh(
-      store,
-      trx,
-      userId,
-      rows.map((r) => ({ ...r })),
+  if (await isCitus(store.knex)) {
+    return store.knex.transaction((trx) =>
+      appendSteps(store, trx, userId, mailbox, msgs, hashes, stored, {
+        last: (sql, bindings) => trx.raw(sql, bindings),
+      }),
     );
-    const next = mb.next;
-    const seen = new Map();
-    const messageRows = rows.map((row, i) => {
-      const hex = hashes[i].toString('hex');
-      const earlier = seen.get(hex) || 0;
-      seen.set(hex, earlier + 1);
-      return {
-        ...row,
-        user_id: userId,
-        modseq,
-        content_hash: hashes[i],
-        // The next occurrence of these bytes in the mailbox, counting copies in this batch.
-        dup_index: (next.get(hex) || 0) + earlier,
-        thread_id: threads.ids.get(`${mb.id}/${row.uid}`) || null,
-      };
-    });
-    const ins = trx('messages').insert(messageRows).toSQL();
-    const src = trx('message_sources')
-      .insert(
-        rows.map((r, i) => ({
-          user_id: userId,
-          mailbox_id: mb.id,
-          uid: r.uid,
-          ...(stored ? stored[i] : encodeRaw(msgs[i].raw)),
-        })),
-      )
-      .toSQL();
-    const parts = [`m AS (${ins.sql} RETURNING uid)`, `s AS (${src.sql})`];
-    const bindings = [...ins.bindings, ...src.bindings];
-    // The IMAP metadata the caller derived with the row (deriveRow), kept in the same
-    // statement: a FETCH after the append reads it, never derives or writes it.
-    const imap = msgs.map((m, i) => [m.row.imap, rows[i].uid]).filter(([x]) => x);
-    if (imap.length) {
-      parts.push(`i AS (INSERT INTO message_imap
-          (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
-        SELECT ?, ?, v.u, v.sz, v.e, v.b, v.bs, v.f
-          FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
-               AS v(u, sz, e, b, bs, f))`);
-      bindings.push(
-        userId,
-        mb.id,
-        imap.map(([, uid]) => uid),
-        ...['size', 'envelope', 'body', 'bodystructure', 'fields'].map((k) =>
-          imap.map(([x]) => x[k]),
-        ),
-      );
-    }
-    const k = threads.keys;
-    if (k.keys.length) {
-      // The subject keys of touched old roots are usually there already: one probe each.
-      parts.push(`k AS (INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
-        SELECT ?, v.k, v.b, v.u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
-         WHERE NOT EXISTS (SELECT 1 FROM thread_keys t WHERE t.user_id = ? AND t.key = v.k
-                             AND t.mailbox_id = v.b AND t.uid = v.u OFFSET 0))`);
-      bindings.push(userId, k.keys, k.boxes, k.uids, userId);
-    }
-    if (store.outbox) {
-      parts.push(`o AS (INSERT INTO es_outbox (user_id, mailbox_id, uid, modseq, op)
-        SELECT ?, ?, u, ?, 'index' FROM unnest(?::bigint[]) AS u)`);
-      bindings.push(
-        userId,
-        mb.id,
-        modseq,
-        rows.map((r) => r.uid),
-      );
-    }
-    await trx.raw(`WITH ${parts.join(',\n')} SELECT count(*) FROM m`, bindings);
-    return rows.map((r) => ({ uid: r.uid, uidvalidity: Number(mb.uidvalidity), modseq }));
+  }
+  return writerOf(store).transaction((tx) =>
+    appendSteps(store, tx, userId, mailbox, msgs, hashes, stored, {
+      // BEGIN, the allocating statement and the first thread lookup leave in one write.
+      first: (send) =>
+        tx.together(() => {
+          const out = send();
+          const read = freshFirstRead(
+            userId,
+            msgs.map((m) => m.row),
+          );
+          if (read) tx.prefetch(read.sql, read.bindings);
+          return out;
+        }),
+      last: (sql, bindings) => commitWith(tx, sql, bindings),
+    }),
+  );
+}
+
+/**
+ * The statements of an append transaction on `db` (a knex transaction, or a pipelined one
+ * with knex's raw(sql, bindings) shape): allocate, the thread lookups, then one statement that
+ * inserts every row, which `how.last` runs (and, pipelined, COMMITs in the same write).
+ * @param {{first?: (send: () => Promise<any>) => Promise<any>, last: (sql: string, bindings: any[]) => Promise<any>}} how
+ */
+async function appendSteps(store, db, userId, mailbox, msgs, hashes, stored, how) {
+  const mb = await allocate(db, userId, mailbox, msgs.length, hashes, how.first);
+  const first = Number(mb.first);
+  const modseq = Number(mb.highestmodseq);
+  // The row's IMAP metadata goes to message_imap below, not into messages.
+  const rows = msgs.map((m, i) => ({
+    ...withoutImap(m.row),
+    internal_date: (m.internalDate || new Date()).toISOString(),
+    flags: m.flags || [],
+    keywords: m.keywords || [],
+    mailbox_id: mb.id,
+    uid: first + i,
+  }));
+  // Thread ids before the rows exist, so that they are written with them (no update).
+  const threads = await threadFresh(
+    store,
+    db,
+    userId,
+    rows.map((r) => ({ ...r })),
+  );
+  const next = mb.next;
+  const seen = new Map();
+  const messageRows = rows.map((row, i) => {
+    const hex = hashes[i].toString('hex');
+    const earlier = seen.get(hex) || 0;
+    seen.set(hex, earlier + 1);
+    return {
+      ...row,
+      user_id: userId,
+      modseq,
+      content_hash: hashes[i],
+      // The next occurrence of these bytes in the mailbox, counting copies in this batch.
+      dup_index: (next.get(hex) || 0) + earlier,
+      thread_id: threads.ids.get(`${mb.id}/${row.uid}`) || null,
+    };
   });
+  const ins = insertSql('messages', messageRows);
+  const src = insertSql(
+    'message_sources',
+    rows.map((r, i) => ({
+      user_id: userId,
+      mailbox_id: mb.id,
+      uid: r.uid,
+      ...(stored ? stored[i] : encodeRaw(msgs[i].raw)),
+    })),
+  );
+  const parts = [`m AS (${ins.sql} RETURNING uid)`, `s AS (${src.sql})`];
+  const bindings = [...ins.bindings, ...src.bindings];
+  // The IMAP metadata the caller derived with the row (deriveRow), kept in the same
+  // statement: a FETCH after the append reads it, never derives or writes it.
+  const imap = msgs.map((m, i) => [m.row.imap, rows[i].uid]).filter(([x]) => x);
+  if (imap.length) {
+    parts.push(`i AS (INSERT INTO message_imap
+        (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
+      SELECT ?, ?, v.u, v.sz, v.e, v.b, v.bs, v.f
+        FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
+             AS v(u, sz, e, b, bs, f))`);
+    bindings.push(
+      userId,
+      mb.id,
+      imap.map(([, uid]) => uid),
+      ...['size', 'envelope', 'body', 'bodystructure', 'fields'].map((k) =>
+        imap.map(([x]) => x[k]),
+      ),
+    );
+  }
+  const k = threads.keys;
+  if (k.keys.length) {
+    // The subject keys of touched old roots are usually there already: one probe each.
+    parts.push(`k AS (INSERT INTO thread_keys (user_id, key, mailbox_id, uid)
+      SELECT ?, v.k, v.b, v.u FROM unnest(?::bytea[], ?::int[], ?::bigint[]) AS v(k, b, u)
+       WHERE NOT EXISTS (SELECT 1 FROM thread_keys t WHERE t.user_id = ? AND t.key = v.k
+                           AND t.mailbox_id = v.b AND t.uid = v.u OFFSET 0))`);
+    bindings.push(userId, k.keys, k.boxes, k.uids, userId);
+  }
+  if (store.outbox) {
+    parts.push(`o AS (INSERT INTO es_outbox (user_id, mailbox_id, uid, modseq, op)
+      SELECT ?, ?, u, ?, 'index' FROM unnest(?::bigint[]) AS u)`);
+    bindings.push(
+      userId,
+      mb.id,
+      modseq,
+      rows.map((r) => r.uid),
+    );
+  }
+  await how.last(`WITH ${parts.join(',\n')} SELECT count(*) FROM m`, bindings);
+  return rows.map((r) => ({ uid: r.uid, uidvalidity: Number(mb.uidvalidity), modseq }));
+}
+
+/**
+ * A multi-row INSERT of plain rows, with knex-style `?` placeholders (what knex's builder
+ * made of the same rows, without building it per delivery): the columns of every row in the
+ * order first seen, DEFAULT for a value a row leaves undefined, a plain object as JSON. The
+ * text depends only on the columns and the number of rows, so it repeats and is prepared once
+ * per connection (append-writer.js).
+ * @param {string} table
+ * @param {object[]} rows
+ * @returns {{sql: string, bindings: any[]}}
+ */
+function insertSql(table, rows) {
+  const columns = [];
+  const have = new Set();
+  for (const row of rows) {
+    for (const c of Object.keys(row)) {
+      if (!have.has(c)) {
+        have.add(c);
+        columns.push(c);
+      }
+    }
+  }
+  const bindings = [];
+  const tuples = rows.map((row) => {
+    const marks = columns.map((c) => {
+      const v = row[c];
+      if (v === undefined) return 'DEFAULT';
+      bindings.push(isPlainObject(v) ? JSON.stringify(v) : v);
+      return '?';
+    });
+    return `(${marks.join(', ')})`;
+  });
+  const names = columns.map((c) => `"${c.replace(/"/g, '""')}"`).join(', ');
+  return { sql: `INSERT INTO "${table}" (${names}) VALUES ${tuples.join(', ')}`, bindings };
+}
+
+function isPlainObject(v) {
+  if (v === null || typeof v !== 'object') return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 /** A derived row without its IMAP metadata (kept in message_imap, not in messages). */
@@ -218,17 +292,18 @@ function withoutImap(row) {
  * @returns {Promise<{id: number, first: string, highestmodseq: string, uidvalidity: string,
  *   next: Map<string, number>}>} next: hash (hex) → next dup_index (absent: 0)
  */
-async function allocate(trx, userId, mailbox, n, hashes) {
+async function allocate(trx, userId, mailbox, n, hashes, group = (send) => send()) {
   const named = isName(mailbox);
-  const r = await trx.raw(
-    // ::text: on Citus the CTE becomes a subplan run on the coordinator (where every other
-    // taker of the thread lock takes it) whose result is shipped to the worker, and a void
-    // column cannot be shipped (citus.js, test/citus-router.test.js).
-    // The dup read finds the mailbox by its key, not through the UPDATE's RETURNING (a
-    // correlated read of a CTE's result is a join Citus cannot route); the second branch has
-    // rows only when the first has one (the same mailbox row). Not a subquery in the INSERT's
-    // VALUES: Citus refuses those (citus.js).
-    `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x,
+  const r = await group(() =>
+    trx.raw(
+      // ::text: on Citus the CTE becomes a subplan run on the coordinator (where every other
+      // taker of the thread lock takes it) whose result is shipped to the worker, and a void
+      // column cannot be shipped (citus.js, test/citus-router.test.js).
+      // The dup read finds the mailbox by its key, not through the UPDATE's RETURNING (a
+      // correlated read of a CTE's result is a join Citus cannot route); the second branch has
+      // rows only when the first has one (the same mailbox row). Not a subquery in the INSERT's
+      // VALUES: Citus refuses those (citus.js).
+      `WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(?, ?)::text AS x,
                                     set_config('gin_pending_list_limit', ?, true) AS g),
      b AS (UPDATE mailboxes b SET uidnext = b.uidnext + ?, highestmodseq = b.highestmodseq + 1
        FROM l WHERE ${named ? 'b.name = ?' : 'b.id = ?'} AND b.user_id = ?
@@ -242,25 +317,26 @@ async function allocate(trx, userId, mailbox, n, hashes) {
        FROM b
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, d.content_hash, d.next FROM d`,
-    [
-      THREAD_LOCK,
-      userId,
-      APPEND_PENDING_LIMIT,
-      n,
-      named ? mailbox.name : mailbox,
-      userId,
-      userId,
-      n,
-      userId,
-      hashes,
-      userId,
-      named ? mailbox.name : mailbox,
-    ],
+      [
+        THREAD_LOCK,
+        userId,
+        APPEND_PENDING_LIMIT,
+        n,
+        named ? mailbox.name : mailbox,
+        userId,
+        userId,
+        n,
+        userId,
+        hashes,
+        userId,
+        named ? mailbox.name : mailbox,
+      ],
+    ),
   );
   const box = r.rows.find((x) => x.id != null);
   if (!box) {
     // Which of the two refused it: only on this path, a read of its own.
-    const u = await trx('users').where({ id: userId }).first('name', 'route');
+    const u = (await trx.raw('SELECT name, route FROM users WHERE id = ?', [userId])).rows[0];
     if (u && u.route === 'proxy') throw new errors.MAILBOX_MIGRATING(u.name);
     throw new errors.MAILBOX_NOT_FOUND(named ? mailbox.name : String(mailbox));
   }
@@ -340,6 +416,7 @@ module.exports = {
   appendMessage,
   appendMessages,
   appendTransaction,
+  appendSteps,
   MAX_BATCH,
   APPEND_PENDING_LIMIT,
 };

@@ -50,6 +50,11 @@
  *      set_config in its allocating statement, whose CTE runs on the coordinator: the workers
  *      keep their own gin_pending_list_limit, so an insert there merges its lists at that
  *      limit, as every insert did before.
+ *  10. An append's transaction (append-ops.js appendTransaction) runs in a knex transaction,
+ *      not on the append's pipelined connections (append-writer.js): the same statements,
+ *      one round trip each, plus the store's pg_notify (point 6). The pipelined path's named
+ *      statements and its settings (plan_cache_mode) are for a single PostgreSQL, as the
+ *      prepared reads are (point 8).
  *
  * Must never: hold SQL that is not about these differences, or be a second store.
  */

@@ -30,6 +30,7 @@ const logins = require('./login-ops');
 const scans = require('./scan-ops');
 const disk = require('./disk-ops');
 const prepared = require('./prepared-reads');
+const appendWriter = require('./append-writer');
 
 /**
  * The concerns the store is composed of: each a plain module of functions taking the store
@@ -124,6 +125,8 @@ const CONCERNS = {
   prepared: [prepared, ['closePreparedReads', 'preparedPlans']],
   // APPEND, LMTP and deliver: the one append path (append-ops.js)
   appends: [appends, ['appendMessage', 'appendMessages', 'appendTransaction']],
+  // the append's pipelined connections, named statements (append-writer.js)
+  appendWriter: [appendWriter, ['closeAppendWriter']],
   // import jobs, batches, GIN upkeep, quarantine (import-ops.js)
   imports: [
     imports,

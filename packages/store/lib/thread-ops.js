@@ -207,16 +207,15 @@ async function messagesByKeys(db, userId, keys) {
 }
 
 /** messagesByKeys with the key each message was found by (`via`, hex). */
-async function taggedByKeys(db, userId, keys) {
-  const r = await db.raw(
-    `SELECT k.key AS via, x.* FROM thread_keys k
+const TAGGED_BY_KEYS = `SELECT k.key AS via, x.* FROM thread_keys k
       CROSS JOIN LATERAL (
         SELECT ${THREAD_COLUMNS} FROM messages m
          WHERE m.user_id = ? AND m.mailbox_id = k.mailbox_id AND m.uid = k.uid AND NOT m.expunged
         OFFSET 0) x
-      WHERE k.user_id = ? AND k.key = ANY(?::bytea[])`,
-    [userId, userId, keys],
-  );
+      WHERE k.user_id = ? AND k.key = ANY(?::bytea[])`;
+
+async function taggedByKeys(db, userId, keys) {
+  const r = await db.raw(TAGGED_BY_KEYS, [userId, userId, keys]);
   return r.rows.map((x) => ({ via: x.via.toString('hex'), msg: threadMsg(x) }));
 }
 
@@ -342,6 +341,26 @@ async function threadFresh(store, db, userId, rows) {
   keys.uids.push(...roots.uids);
   const ids = new Map([...fresh].map((k) => [k, plan.ids.get(k)]));
   return { ids, keys };
+}
+
+/**
+ * The first statement threadFresh sends for these rows (its first link step: their id keys and
+ * their base subjects' keys), or null when it sends none. The append path sends it early, with
+ * its allocating statement (append-ops.js: one round trip less a delivery); it needs only the
+ * rows' header columns, not their uids. planThreads below reads exactly this first.
+ * @param {number} userId
+ * @param {Array<{message_id?: string, in_reply_to?: string, refs?: string[], subject?: string}>} rows
+ * @returns {{sql: string, bindings: any[]}|null}
+ */
+function freshFirstRead(userId, rows) {
+  const seeds = rows.flatMap((r) =>
+    idKeys({ messageId: r.message_id, inReplyTo: r.in_reply_to, refs: r.refs }),
+  );
+  const subjects = [...new Set(rows.map((r) => baseSubject(r.subject)))]
+    .filter(Boolean)
+    .map((b) => keyOf('s:', b));
+  const keys = [...seeds, ...subjects];
+  return keys.length ? { sql: TAGGED_BY_KEYS, bindings: [userId, userId, keys] } : null;
 }
 
 /**
@@ -674,6 +693,7 @@ module.exports = {
   baseSubject,
   threadBatch,
   threadFresh,
+  freshFirstRead,
   writeThreadKeys,
   lockThreads,
   THREAD_LOCK,

@@ -21,6 +21,7 @@ test('derives what is missing, once; an unknown user is USER_NOT_FOUND', async (
   // Kept at import already; as a database from before the migration, without it:
   expect(await kept()).toBe(3);
   await suite.db.knex('message_imap').del();
+  await suite.db.knex('message_imap_lines').del();
 
   const r = suite.cli(['db', 'backfill-imap', '--user', 'bf', '--json']);
   expect(r.code).toBe(0);

@@ -160,7 +160,10 @@ test(
     const before = perMessage(await fetchAll('INBOX', `(${COVERED})`));
     // As a database from before migration 20261129350100 (nothing kept for INBOX).
     const mb = await env.service.store.getMailbox(user.id, 'INBOX');
-    await knex('message_imap').where({ user_id: user.id, mailbox_id: mb.id }).del();
+    // A message has both kept rows or neither (the lines in message_imap_lines, 20261203210100).
+    for (const t of ['message_imap', 'message_imap_lines']) {
+      await knex(t).where({ user_id: user.id, mailbox_id: mb.id }).del();
+    }
     // A new server process would have no memory copy: a new mailbox identity has none either.
     await knex.raw('UPDATE mailboxes SET uidvalidity = uidvalidity + 1 WHERE id = ?', [mb.id]);
     const { text, sql } = await fetchWithSql('INBOX', `(${COVERED})`);
@@ -171,8 +174,10 @@ test(
     expect(first.kept).toBe(counts.INBOX);
     const again = await env.service.transfer.backfillImapMeta({ user: 'kept' });
     expect(again.kept).toBe(0);
-    const n = await knex('message_imap').where({ user_id: user.id, mailbox_id: mb.id }).count();
-    expect(Number(n[0].count)).toBe(counts.INBOX);
+    for (const t of ['message_imap', 'message_imap_lines']) {
+      const n = await knex(t).where({ user_id: user.id, mailbox_id: mb.id }).count();
+      expect(Number(n[0].count)).toBe(counts.INBOX);
+    }
   },
   TEST_MS,
 );

@@ -151,6 +151,9 @@ test(
     expect(kept).toHaveLength(1);
     expect(kept[0].sql).toMatch(/i\.fields/);
     expect(kept[0].sql).not.toMatch(/i\.envelope|i\.bodystructure/);
+    // From the narrow table of the lines alone (migration 20261203210100): the cold scan reads
+    // no ENVELOPE, BODY or BODYSTRUCTURE bytes.
+    expect(kept[0].sql).toMatch(/FROM message_imap_lines i/);
     // Before: one row per message with kept lines (total - withNul), ~500 bytes each, all kept
     // in memory after the command. Now one per 512 uids (store CHUNK_UIDS).
     expect(kept[0].rows).toBeLessThanOrEqual(Math.ceil(total / 512) + 1);
@@ -191,7 +194,7 @@ test(
     const kept = reads.filter((r) => /message_imap/.test(r.sql));
     expect(kept).toHaveLength(1);
     expect(kept[0].sql).toMatch(/i\.envelope/);
-    expect(kept[0].sql).not.toMatch(/i\.fields|i\.bodystructure/);
+    expect(kept[0].sql).not.toMatch(/i\.fields|i\.bodystructure|message_imap_lines/);
     // Before: one row per message with kept metadata (total - withNul).
     expect(kept[0].rows).toBeLessThanOrEqual(Math.ceil(total / 512) + 1);
   },
@@ -206,10 +209,13 @@ test(
     const command = `FETCH 1:* (${LIST})`;
     const before = perMessage((await fetchCounted(command)).text);
     // Every third message loses its kept metadata, as mail stored before it was kept.
-    await env.service.store.knex.raw(
-      'DELETE FROM message_imap WHERE user_id = ? AND mailbox_id = ? AND uid % 3 = 0',
-      [user.id, mb.id],
-    );
+    // Both kept rows (the lines in message_imap_lines, migration 20261203210100).
+    for (const t of ['message_imap', 'message_imap_lines']) {
+      await env.service.store.knex.raw(
+        `DELETE FROM ${t} WHERE user_id = ? AND mailbox_id = ? AND uid % 3 = 0`,
+        [user.id, mb.id],
+      );
+    }
     await forget();
     const { text, reads } = await fetchCounted(command);
     expect(perMessage(text)).toEqual(before);
@@ -218,6 +224,70 @@ test(
     expect(reads.filter((r) => /message_sources/.test(r.sql)).length).toBeGreaterThan(0);
     // Put back for any later test: the backfill keeps what is missing.
     await env.service.transfer.backfillImapMeta({ user: 'lv' });
+  },
+  TEST_MS,
+);
+
+test(
+  'after COPY, MOVE, APPEND, STORE and EXPUNGE with its purge, list views and ENVELOPE fetches of both mailboxes are byte-identical to the answers from the bytes',
+  async () => {
+    if (skip()) return;
+    const store = env.service.store;
+    const knex = store.knex;
+    const user = await store.getUser('lv');
+    const c = await RawClient.connect(env.port);
+    try {
+      await c.cmd('a', `LOGIN lv "${PW.lv}"`);
+      await c.cmd('b', 'CREATE Other');
+      await c.cmd('c', 'SELECT INBOX');
+      expect(await c.cmd('d', 'COPY 1:300 Other')).toMatch(/^d OK/m);
+      expect(await c.cmd('e', 'MOVE 301:320 Other')).toMatch(/^e OK/m);
+      expect(await c.cmd('f', 'STORE 1:7 +FLAGS (\\Deleted)')).toMatch(/^f OK/m);
+      expect(await c.cmd('g', 'EXPUNGE')).toMatch(/^g OK/m);
+      const raw = 'From: App <app@example.org>\r\nSubject: =?utf-8?q?app=C3=A9?=\r\n\r\nx\r\n';
+      expect(await c.cmd('h', `APPEND Other {${raw.length}+}\r\n${raw}`)).toMatch(/^h OK/m);
+    } finally {
+      c.close();
+    }
+    // The purge (phase two of expunge) deletes the hidden rows and both kept rows with them.
+    const inbox = await store.getMailbox(user.id, 'INBOX');
+    await store.purgeExpunged(user.id, inbox.id, {});
+    for (const name of ['INBOX', 'Other']) {
+      const mb = await store.getMailbox(user.id, name);
+      const count = async (t) =>
+        Number((await knex(t).where({ user_id: user.id, mailbox_id: mb.id }).count())[0].count);
+      // A message has both kept rows or neither; expunged and purged ones have none.
+      const live = Number(
+        (
+          await knex('messages')
+            .where({ user_id: user.id, mailbox_id: mb.id, expunged: false })
+            .count()
+        )[0].count,
+      );
+      expect(await count('message_imap_lines')).toBe(await count('message_imap'));
+      expect(await count('message_imap')).toBe(live - withNul * (name === 'INBOX' ? 1 : 0));
+    }
+    const other = async (command) => {
+      const c2 = await RawClient.connect(env.port);
+      try {
+        await c2.cmd('a', `LOGIN lv "${PW.lv}"`);
+        await c2.cmd('b', 'EXAMINE Other');
+        return perMessage(await c2.cmd('c', command, WAIT_MS));
+      } finally {
+        c2.close();
+      }
+    };
+    const strip = (t) => t.replace(/ RFC822\.HEADER \{\d+\}\r\n[\s\S]*?(?=\)\r\n$)/, '');
+    for (const command of [`FETCH 1:* (${LIST})`, `UID FETCH 1:* (${ENVELOPE})`]) {
+      await forget();
+      const inboxPacked = perMessage((await fetchCounted(command)).text);
+      expect(inboxPacked).toEqual(await fromBytes(command));
+      const otherPacked = await other(command);
+      expect(otherPacked).toHaveLength(321);
+      expect(otherPacked).toEqual(
+        (await other(command.replace(/\)$/, ' RFC822.HEADER)'))).map(strip),
+      );
+    }
   },
   TEST_MS,
 );

@@ -138,7 +138,7 @@ async function appendSteps(store, db, userId, mailbox, msgs, hashes, stored, how
   const mb = await allocate(db, userId, mailbox, msgs.length, hashes, how.first);
   const first = Number(mb.first);
   const modseq = Number(mb.highestmodseq);
-  // The row's IMAP metadata goes to message_imap below, not into messages.
+  // The row's IMAP metadata goes to message_imap(_lines) below, not into messages.
   const rows = msgs.map((m, i) => ({
     ...withoutImap(m.row),
     internal_date: (m.internalDate || new Date()).toISOString(),
@@ -187,17 +187,26 @@ async function appendSteps(store, db, userId, mailbox, msgs, hashes, stored, how
   const imap = msgs.map((m, i) => [m.row.imap, rows[i].uid]).filter(([x]) => x);
   if (imap.length) {
     parts.push(`i AS (INSERT INTO message_imap
-        (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
-      SELECT ?, ?, v.u, v.sz, v.e, v.b, v.bs, v.f
-        FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
-             AS v(u, sz, e, b, bs, f))`);
+        (user_id, mailbox_id, uid, size, envelope, body, bodystructure)
+      SELECT ?, ?, v.u, v.sz, v.e, v.b, v.bs
+        FROM unnest(?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[])
+             AS v(u, sz, e, b, bs))`);
+    // The list-view lines in their own narrow table (migration 20261203210100).
+    parts.push(`l AS (INSERT INTO message_imap_lines (user_id, mailbox_id, uid, size, fields)
+      SELECT ?, ?, v.u, v.sz, v.f FROM unnest(?::bigint[], ?::int[], ?::text[]) AS v(u, sz, f))`);
+    const uids = imap.map(([, uid]) => uid);
+    const sizes = imap.map(([x]) => x.size);
     bindings.push(
       userId,
       mb.id,
-      imap.map(([, uid]) => uid),
-      ...['size', 'envelope', 'body', 'bodystructure', 'fields'].map((k) =>
-        imap.map(([x]) => x[k]),
-      ),
+      uids,
+      sizes,
+      ...['envelope', 'body', 'bodystructure'].map((k) => imap.map(([x]) => x[k])),
+      userId,
+      mb.id,
+      uids,
+      sizes,
+      imap.map(([x]) => x.fields),
     );
   }
   const k = threads.keys;

@@ -63,17 +63,20 @@ const QUARANTINE_COLUMNS = [
 
 /**
  * Columns of `message_imap` (the IMAP metadata derived at import or delivery, @mailgate/mime
- * imap-meta.js), in COPY order; the row's `imap` object holds the last five.
+ * imap-meta.js), in COPY order; the row's `imap` object holds size and the values.
  */
-const IMAP_COLUMNS = [
-  'user_id',
-  'mailbox_id',
-  'uid',
-  'size',
-  'envelope',
-  'body',
-  'bodystructure',
-  'fields',
-];
+const IMAP_COLUMNS = ['user_id', 'mailbox_id', 'uid', 'size', 'envelope', 'body', 'bodystructure'];
 
-module.exports = { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS, IMAP_COLUMNS };
+/**
+ * Columns of `message_imap_lines` (the list-view header lines, the `imap` object's `fields`, in
+ * a narrow table of their own: migrations/20261203210100_message_imap_lines.js), in COPY order.
+ */
+const IMAP_LINES_COLUMNS = ['user_id', 'mailbox_id', 'uid', 'size', 'fields'];
+
+module.exports = {
+  MESSAGE_COLUMNS,
+  SOURCE_COLUMNS,
+  QUARANTINE_COLUMNS,
+  IMAP_COLUMNS,
+  IMAP_LINES_COLUMNS,
+};

@@ -1,8 +1,9 @@
 'use strict';
 
 /*
- * The IMAP metadata of messages (`message_imap`, migrations/20261129350100_message_imap.js):
- * read for a set of uids in one statement, and the backfill's two steps (the messages without
+ * The IMAP metadata of messages (`message_imap`, migrations/20261129350100_message_imap.js, and
+ * its list-view header lines in the narrow `message_imap_lines`, 20261203210100): read for a set
+ * of uids in one statement, and the backfill's two steps (the messages without
  * it, and a batch of it written). Import and append write it with the message itself
  * (import-ops.js, append-ops.js), COPY/MOVE copy it, purge and mailbox deletion delete it.
  * Must never: be written by a read (the IMAP server only reads it), or parse a message (the
@@ -40,12 +41,25 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
     if (u > hi) hi = u;
   }
   const dense = uids.length > 64 && uids.length * 2 >= hi - lo + 1;
+  // The lines live in message_imap_lines, the rest in message_imap: one table when only one
+  // side is asked (a list view: the lines), else both joined (a message has both rows or none).
+  const lines = parts.includes('fields');
+  const rest = parts.filter((p) => p !== 'fields');
+  const from = !rest.length
+    ? 'message_imap_lines i'
+    : `message_imap i${
+        lines
+          ? ` JOIN message_imap_lines l
+                ON l.user_id = i.user_id AND l.mailbox_id = i.mailbox_id AND l.uid = i.uid`
+          : ''
+      }`;
+  const cols = parts.map((p) => (p === 'fields' && rest.length ? ', l.fields' : `, i.${p}`));
   const { mailbox: mb, rows } = await inMailbox(
     store.knex,
     userId,
     mailbox,
-    `SELECT i.uid, i.size${parts.map((p) => `, i.${p}`).join('')}
-       FROM message_imap i
+    `SELECT i.uid, i.size${cols.join('')}
+       FROM ${from}
       WHERE i.user_id = ? AND i.mailbox_id = b.id AND ${
         dense ? 'i.uid BETWEEN ? AND ?' : 'i.uid = ANY(?::bigint[])'
       }`,
@@ -106,7 +120,7 @@ async function getImapFieldsRange(store, userId, mailbox, lo, hi, part = 'fields
             string_agg(i.size::text, ',') AS sizes,
             string_agg(octet_length(i.${part})::text, ',') AS lens,
             string_agg(i.${part}, '') AS text
-       FROM message_imap i
+       FROM ${part === 'fields' ? 'message_imap_lines' : 'message_imap'} i
       WHERE i.user_id = ? AND i.mailbox_id = b.id AND i.uid BETWEEN ? AND ?
       GROUP BY 1`,
     [userId, lo, hi],
@@ -246,8 +260,9 @@ async function messagesWithoutImapMeta(store, userId, opts = {}) {
 }
 
 /**
- * Keeps derived metadata (the backfill's write). A row kept meanwhile (an import or another
- * backfill) wins: the values are derived from the same bytes.
+ * Keeps derived metadata (the backfill's write), the lines in message_imap_lines, in one
+ * transaction. A row kept meanwhile (an import or another backfill) wins: the values are derived
+ * from the same bytes, and the lines are written only beside a row written here.
  * @param {import('./pg-store').PgStore} store
  * @param {number} userId
  * @param {Array<{mailboxId: number, uid: number, size: number, envelope: string, body: string, bodystructure: string, fields: string}>} list
@@ -255,20 +270,33 @@ async function messagesWithoutImapMeta(store, userId, opts = {}) {
  */
 async function putImapMeta(store, userId, list) {
   if (!list.length) return 0;
-  const r = await store.knex.raw(
-    `INSERT INTO message_imap (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
-     SELECT ?, v.b, v.u, v.sz, v.e, v.bd, v.bs, v.f
-       FROM unnest(?::int[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])
-            AS v(b, u, sz, e, bd, bs, f)
-     ON CONFLICT (user_id, mailbox_id, uid) DO NOTHING`,
-    [
-      userId,
-      list.map((x) => x.mailboxId),
-      list.map((x) => x.uid),
-      ...['size', 'envelope', 'body', 'bodystructure', 'fields'].map((k) => list.map((x) => x[k])),
-    ],
-  );
-  return r.rowCount;
+  return store.knex.transaction(async (trx) => {
+    const r = await trx.raw(
+      `INSERT INTO message_imap (user_id, mailbox_id, uid, size, envelope, body, bodystructure)
+       SELECT ?, v.b, v.u, v.sz, v.e, v.bd, v.bs
+         FROM unnest(?::int[], ?::bigint[], ?::int[], ?::text[], ?::text[], ?::text[])
+              AS v(b, u, sz, e, bd, bs)
+       ON CONFLICT (user_id, mailbox_id, uid) DO NOTHING
+       RETURNING mailbox_id, uid`,
+      [
+        userId,
+        list.map((x) => x.mailboxId),
+        list.map((x) => x.uid),
+        ...['size', 'envelope', 'body', 'bodystructure'].map((k) => list.map((x) => x[k])),
+      ],
+    );
+    const written = new Set(r.rows.map((x) => `${x.mailbox_id}/${x.uid}`));
+    const mine = list.filter((x) => written.has(`${x.mailboxId}/${x.uid}`));
+    if (mine.length) {
+      await trx.raw(
+        `INSERT INTO message_imap_lines (user_id, mailbox_id, uid, size, fields)
+         SELECT ?, v.b, v.u, v.sz, v.f
+           FROM unnest(?::int[], ?::bigint[], ?::int[], ?::text[]) AS v(b, u, sz, f)`,
+        [userId, ...['mailboxId', 'uid', 'size', 'fields'].map((k) => mine.map((x) => x[k]))],
+      );
+    }
+    return r.rows.length;
+  });
 }
 
 module.exports = { getImapMeta, getImapFieldsRange, messagesWithoutImapMeta, putImapMeta };

@@ -9,7 +9,13 @@ const { copyRows } = require('./copy');
 const { encodeRaw, decodeRaw } = require('./raw-codec');
 const { cursorBatches } = require('./cursor');
 const { planKeptUids } = require('./kept-uids');
-const { MESSAGE_COLUMNS, SOURCE_COLUMNS, QUARANTINE_COLUMNS, IMAP_COLUMNS } = require('./columns');
+const {
+  MESSAGE_COLUMNS,
+  SOURCE_COLUMNS,
+  QUARANTINE_COLUMNS,
+  IMAP_COLUMNS,
+  IMAP_LINES_COLUMNS,
+} = require('./columns');
 const { perUserPartitions, notifyMailboxes } = require('./citus');
 
 // Messages read per cursor round trip by streamSources (export, legacy checks): the only ones
@@ -503,6 +509,7 @@ async function commitBatch(store, userId, plan, batch, opts = {}) {
     lap('copyMs');
     await copyRows(client, 'message_sources', SOURCE_COLUMNS, plan.srcRows);
     await copyRows(client, 'message_imap', IMAP_COLUMNS, plan.imapRows || []);
+    await copyRows(client, 'message_imap_lines', IMAP_LINES_COLUMNS, plan.imapRows || []);
     const db = knexLike(client);
     await threads.writeThreadKeys(db, userId, plan.msgRows);
     lap('sourcesMs');

@@ -662,6 +662,9 @@ async function purgeExpunged(store, userId, mailboxId, opts = {}) {
          ), di AS (
            DELETE FROM message_imap i USING dm
             WHERE i.user_id = ? AND i.mailbox_id = ? AND i.uid = dm.uid
+         ), dl AS (
+           DELETE FROM message_imap_lines l USING dm
+            WHERE l.user_id = ? AND l.mailbox_id = ? AND l.uid = dm.uid
          )
          SELECT (SELECT count(*) FROM dm)::int AS purged, (SELECT count(*) FROM ds)::int AS sources`,
         [
@@ -675,7 +678,9 @@ async function purgeExpunged(store, userId, mailboxId, opts = {}) {
           mailboxId,
           userId,
           mailboxId,
-          // message_imap (di)
+          // message_imap (di), message_imap_lines (dl)
+          userId,
+          mailboxId,
           userId,
           mailboxId,
         ],

@@ -185,6 +185,7 @@ async function deleteMailbox(store, userId, name) {
     for (const table of [
       'message_sources',
       'message_imap',
+      'message_imap_lines',
       'messages',
       'expunged_uids',
       'list_snapshots',
@@ -443,10 +444,17 @@ async function copyInTransaction(store, userId, srcId, uids, dstId, opts) {
     );
     // The kept IMAP metadata is derived from the bytes alone: copied, not derived again.
     await trx.raw(
-      `INSERT INTO message_imap (user_id, mailbox_id, uid, size, envelope, body, bodystructure, fields)
-       SELECT i.user_id, ?, k.dst, i.size, i.envelope, i.body, i.bodystructure, i.fields
+      `INSERT INTO message_imap (user_id, mailbox_id, uid, size, envelope, body, bodystructure)
+       SELECT i.user_id, ?, k.dst, i.size, i.envelope, i.body, i.bodystructure
          FROM message_imap i JOIN ${mapSql} ON i.uid = k.src
         WHERE i.user_id = ? AND i.mailbox_id = ?`,
+      [dstId, ...mapArgs, userId, srcId],
+    );
+    await trx.raw(
+      `INSERT INTO message_imap_lines (user_id, mailbox_id, uid, size, fields)
+       SELECT l.user_id, ?, k.dst, l.size, l.fields
+         FROM message_imap_lines l JOIN ${mapSql} ON l.uid = k.src
+        WHERE l.user_id = ? AND l.mailbox_id = ?`,
       [dstId, ...mapArgs, userId, srcId],
     );
     const added = map.map((p) => p[1]);

@@ -20,6 +20,7 @@ const PARTITIONED = [
   'message_chunks',
   'message_sources',
   'message_imap',
+  'message_imap_lines',
   'quarantine',
 ];
 // Tables keyed by user_id without a cascading foreign key to users.

@@ -89,20 +89,25 @@ describe('getImapFieldsRange', () => {
     // Some messages' kept rows written again: they now lie after the others in the table.
     const gone = [2, 3, 50, 51, 150, 600, 1100];
     const kept = await store.getImapMeta(user.id, mb.id, gone);
-    await db.knex.raw(
-      'DELETE FROM message_imap WHERE user_id = ? AND mailbox_id = ? AND uid = ANY(?::bigint[])',
-      [user.id, mb.id, gone],
-    );
+    // A message has both rows or neither (the lines in message_imap_lines).
+    for (const table of ['message_imap', 'message_imap_lines']) {
+      await db.knex.raw(
+        `DELETE FROM ${table} WHERE user_id = ? AND mailbox_id = ? AND uid = ANY(?::bigint[])`,
+        [user.id, mb.id, gone],
+      );
+    }
     await store.putImapMeta(
       user.id,
       [...gone].reverse().map((uid) => ({ mailboxId: mb.id, uid, ...kept.get(uid) })),
     );
-    const scan = await db.knex.raw(
-      'SELECT uid FROM message_imap WHERE user_id = ? AND mailbox_id = ? ORDER BY ctid',
-      [user.id, mb.id],
-    );
-    const order = scan.rows.map((r) => Number(r.uid));
-    expect(order).not.toEqual([...order].sort((a, b) => a - b));
+    for (const table of ['message_imap', 'message_imap_lines']) {
+      const scan = await db.knex.raw(
+        `SELECT uid FROM ${table} WHERE user_id = ? AND mailbox_id = ? ORDER BY ctid`,
+        [user.id, mb.id],
+      );
+      const order = scan.rows.map((r) => Number(r.uid));
+      expect(order).not.toEqual([...order].sort((a, b) => a - b));
+    }
     const packed = await agrees(1, N);
     expect(packed.uids).toHaveLength(N);
     await agrees(1, N, 'envelope');

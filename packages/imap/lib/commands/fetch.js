@@ -33,6 +33,7 @@ const {
   partsFor,
   headerFields,
   headerFieldsItem,
+  headerFieldsText,
   metaFor,
   derivedMeta,
   packedFields,
@@ -402,34 +403,132 @@ async function writeListView(ctx, targets, rows, what) {
     // Derived from their bytes (the store keeps nothing for them: no second read of it).
     const derived = missing.length ? await derivedMeta(s.backend, v, s.user, missing) : null;
     if (s.closed) return;
-    const { starts, ends, sizes, text } = packed;
-    // The memo slots of metaItemsWrite present from the start: one object shape for all.
-    const metaAt =
-      what === 'envelope'
-        ? (i, uid) => {
-            const j = at[i];
-            if (j < 0) return derived.get(uid);
-            return {
-              size: sizes[j],
-              envelope: text.slice(starts[j], ends[j]),
-              idate: null,
-              idateOf: null,
-            };
-          }
-        : (i, uid) => {
-            const j = at[i];
-            if (j < 0) return derived.get(uid);
-            return {
-              size: sizes[j],
-              fields: text.slice(starts[j], ends[j]),
-              hfKey: null,
-              hfText: null,
-            };
-          };
     const last = r + PACKED_READ >= targets.length;
-    if (!(await writeMetaResponses(ctx, part, rows, metaAt, w, last))) return;
+    if (!(await writePackedResponses(ctx, part, rows, at, packed, what, derived, w, last))) return;
   }
 }
+
+/**
+ * Writes one FETCH response per message of a packed read straight into `w`'s buffer (issue
+ * 35.3's response writer): the kept value is copied from the packed text, and only the sequence
+ * number, UID, FLAGS, INTERNALDATE, RFC822.SIZE and MODSEQ are formatted per message, digits
+ * written as bytes; no template literal, no string joined per message, no object per message.
+ * Through metaItemsWrite (pieces of text joined, then copied 64 KB at a time) a cold process's
+ * first list view of the large Enron mailbox spent ~40 ms writing 21,282 responses (a third
+ * of its CPU, bench/results/imap-cold-listview-2026-11-28b). The same bytes as metaItemsWrite
+ * (test/list-view.pg.test.js compares them with the answers derived from the message bytes).
+ * Messages without kept values (at[i] < 0) are written from their derived metadata by
+ * metaItemsWrite, in place. Sent WRITE_BYTES at a time as writeMetaResponses does.
+ * @param {{s: object, v: object, items: object[]}} ctx
+ * @param {number[]} seqs sequence numbers of this read
+ * @param {Map<number, object>} rows header rows by uid
+ * @param {Int32Array} at each message's index in the packed lists, -1 for none
+ * @param {{sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}} packed
+ * @param {'fields'|'envelope'} what the kept value read
+ * @param {Map<number, object>|null} derived metadata of the messages without kept values
+ * @param {WireBuffer} w
+ * @param {boolean} last whether this is the FETCH's last read
+ * @returns {Promise<boolean>} false when the session closed
+ */
+async function writePackedResponses(ctx, seqs, rows, at, packed, what, derived, w, last) {
+  const { s, v, items } = ctx;
+  const { starts, ends, sizes, text } = packed;
+  const recent = v.recent;
+  for (let i = 0; i < seqs.length; i++) {
+    const seq = seqs[i];
+    const uid = v.uidAt(seq);
+    const j = at[i];
+    const row = rows.get(uid);
+    if (j < 0) {
+      const meta = derived.get(uid);
+      if (!meta) continue; // expunged meanwhile
+      w.text(`* ${seq} FETCH (`);
+      metaItemsWrite(ctx, uid, row, meta, w);
+      w.text(')\r\n');
+    } else {
+      w.ascii(STAR);
+      w.num(seq);
+      w.ascii(FETCH_OPEN);
+      let sep = false;
+      for (let k = 0; k < items.length; k++) {
+        const it = items[k];
+        if (it.implicit && !it.implicit.has(uid)) continue;
+        if (sep) w.ascii(SPACE);
+        sep = true;
+        switch (it.name) {
+          case 'UID':
+            w.ascii(UID_);
+            w.num(uid);
+            break;
+          case 'FLAGS':
+            w.ascii(FLAGS_);
+            w.put(flagsText(row, recent));
+            w.ascii(CLOSE_PAREN);
+            break;
+          case 'INTERNALDATE':
+            w.ascii(IDATE_);
+            w.put(imapDate(row.internalDate));
+            w.ascii(QUOTE);
+            break;
+          case 'RFC822.SIZE':
+            w.ascii(SIZE_);
+            w.num(sizes[j]);
+            break;
+          case 'MODSEQ':
+            w.ascii(MODSEQ_);
+            w.num(Number(row.modseq));
+            w.ascii(CLOSE_PAREN);
+            break;
+          case 'ENVELOPE':
+            w.ascii(ENVELOPE_);
+            w.put(text.slice(starts[j], ends[j]));
+            break;
+          case 'BODY[]': {
+            // what is 'fields' here (packedListView): the only section a packed read answers.
+            let data = headerFieldsText(text.slice(starts[j], ends[j]), it.section.fields);
+            if (it.partial) {
+              const [start, len] = it.partial;
+              data = start >= data.length ? '' : data.slice(start, start + len);
+            }
+            w.put(it.label);
+            w.ascii(LITERAL_OPEN);
+            w.num(data.length);
+            w.ascii(LITERAL_CLOSE);
+            w.put(data);
+            break;
+          }
+          /* istanbul ignore next: packedListView admits nothing else */
+          default:
+            break;
+        }
+      }
+      w.ascii(RESPONSE_END);
+    }
+    if (w.off >= WRITE_BYTES) {
+      s.send(w.take());
+      if (s.socket.writableNeedDrain) await s.drain();
+      if (s.closed) return false;
+    }
+  }
+  return finishWrite(s, w, last);
+}
+
+// The constant bytes of a packed response (latin1).
+const bytesOf = (t) => Uint8Array.from(Buffer.from(t, 'latin1'));
+const STAR = bytesOf('* ');
+const FETCH_OPEN = bytesOf(' FETCH (');
+const RESPONSE_END = bytesOf(')\r\n');
+const SPACE = bytesOf(' ');
+const UID_ = bytesOf('UID ');
+const FLAGS_ = bytesOf('FLAGS (');
+const CLOSE_PAREN = bytesOf(')');
+const IDATE_ = bytesOf('INTERNALDATE "');
+const QUOTE = bytesOf('"');
+const SIZE_ = bytesOf('RFC822.SIZE ');
+const MODSEQ_ = bytesOf('MODSEQ (');
+const ENVELOPE_ = bytesOf('ENVELOPE ');
+const LITERAL_OPEN = bytesOf(' {');
+const LITERAL_CLOSE = bytesOf('}\r\n');
 
 /**
  * Writes one FETCH response per message from kept metadata (metaItemsWrite) into `w`, sent
@@ -464,6 +563,15 @@ async function writeMetaResponses(ctx, seqs, rows, metaAt, w, last) {
       if (s.closed) return false;
     }
   }
+  return finishWrite(s, w, last);
+}
+
+/**
+ * Sends what `w` holds at the end of a batch: the FETCH's last batch, when short, stays corked
+ * for the tagged OK (session holdOutput), else it is sent and drained.
+ * @returns {Promise<boolean>} false when the session closed
+ */
+async function finishWrite(s, w, last) {
   if (last && w.off && s.socket.writableLength + w.off <= HOLD_BYTES) {
     s.socket.cork();
     s.send(w.take());
@@ -697,12 +805,54 @@ class WireBuffer {
     const t = this.pending;
     if (!t) return;
     this.pending = '';
-    if (this.used + t.length > this.buf.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + t.length));
-      this.buf.copy(next, 0, 0, this.used);
-      this.buf = next;
-    }
+    this.room(t.length);
     this.used += this.buf.latin1Write(t, this.used);
+  }
+
+  /** Makes room for n more bytes. */
+  room(n) {
+    if (this.used + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + n));
+    this.buf.copy(next, 0, 0, this.used);
+    this.buf = next;
+  }
+
+  /**
+   * Latin1 text copied straight into the buffer, after any pending text (the packed writer's
+   * kept values: one copy, no joined string).
+   * @param {string} t
+   */
+  put(t) {
+    if (this.pending) this.flush();
+    this.room(t.length);
+    this.used += this.buf.latin1Write(t, this.used);
+  }
+
+  /** @param {Uint8Array} bytes a few constant bytes, copied one by one (no native call) */
+  ascii(bytes) {
+    if (this.pending) this.flush();
+    this.room(bytes.length);
+    const b = this.buf;
+    let u = this.used;
+    for (let i = 0; i < bytes.length; i++) b[u++] = bytes[i];
+    this.used = u;
+  }
+
+  /** @param {number} n a non-negative integer (a sequence number, uid, size, modseq) as digits */
+  num(n) {
+    if (this.pending) this.flush();
+    this.room(20);
+    const b = this.buf;
+    let digits = 1;
+    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+    let p = this.used + digits;
+    this.used = p;
+    while (n >= 10) {
+      const q = Math.floor(n / 10);
+      b[--p] = 48 + (n - q * 10);
+      n = q;
+    }
+    b[--p] = 48 + n;
   }
 
   /** The bytes written so far; writing continues in a fresh buffer. */

@@ -169,7 +169,7 @@ describe('append transaction, pipelined', () => {
           return out;
         },
       );
-    for (const table of ['messages', 'message_sources', 'message_imap']) {
+    for (const table of ['messages', 'message_sources', 'message_imap', 'message_imap_lines']) {
       const mine = await rows(table, a);
       expect(mine.length).toBe(mail.length);
       expect(await rows(table, b)).toEqual(mine);

@@ -35,7 +35,13 @@ const {
  *
  * Phases run in that order and, within a phase, server after server (so a busy moment of the
  * machine falls on all of them); each phase adds its messages, so the INBOX grows through the
- * run the same way for every server. CPU per message: the server's processes (mailgate's one
+ * run the same way for every server. Before each timed phase every server gets a warm-up of the
+ * same kind (`warmup` messages, default 300, untimed, CPU not counted: smtp-source's for `lmtp`,
+ * the corpus messages after the timed ones for the others, over the same sessions): a server
+ * that runs for weeks has its code compiled and its caches and connections made, and a fresh
+ * `serve` spent ~30% more CPU a delivery in its first 300 than after 1,500
+ * (bench/results/deliver-2026-11-28-cpu-split/warm.txt); Dovecot's processes and caches warm
+ * up the same way. CPU per message: the server's processes (mailgate's one
  * `serve` process and every PostgreSQL process; Dovecot's master and all its children) from
  * /proc, before and after the phase. After each phase every server is asked over IMAP how many
  * messages it holds and which Message-IDs arrived: each delivered message exactly once.
@@ -196,37 +202,11 @@ const round = (x, d = 2) => (x == null ? null : Number(x.toFixed(d)));
  * One phase on one server: the load, CPU before and after, then what arrived.
  * @returns {Promise<object>} a result row
  */
-async function measure(server, phase, sessions, o, mail) {
+async function measure(server, phase, sessions, o, mail, warm = []) {
+  if (warm.length) await load(server, phase, sessions, { ...o, deliveries: warm.length }, warm);
   const before = await inboxStatus(server);
   const cpu0 = cpuMs(server.pids);
-  let run;
-  let client;
-  let command = null;
-  if (phase === 'lmtp') {
-    client = 'smtp-source';
-    run = await smtpSource({
-      port: server.lmtpPort,
-      rcpt: server.rcpt,
-      sessions,
-      count: o.deliveries,
-      size: o.size,
-    });
-    command = run.command.replace(/127\.0\.0\.1:\d+$/, '127.0.0.1:PORT');
-  } else if (phase === 'lmtp-latency') {
-    client = 'lmtp-client';
-    run = await lmtpDeliver(
-      { host: '127.0.0.1', port: server.lmtpPort, rcpt: server.rcpt, sessions },
-      mail,
-    );
-  } else {
-    client = 'raw-imap';
-    const c = await imapSession(server);
-    try {
-      run = await imapAppend(c, 'INBOX', mail);
-    } finally {
-      await c.logout();
-    }
-  }
+  const { run, client, command } = await load(server, phase, sessions, o, mail);
   const cpu1 = cpuMs(server.pids);
   const count = phase === 'lmtp' ? o.deliveries : mail.length;
   const after = await inboxStatus(server);
@@ -254,8 +234,44 @@ async function measure(server, phase, sessions, o, mail) {
     p50: round(quantile(ms, 0.5)),
     p99: round(quantile(ms, 0.99)),
     cpuMsPerMessage: round((cpu1 - cpu0) / count),
+    warmup: warm.length,
     command,
   };
+}
+
+/**
+ * One phase's load on one server: `o.deliveries` generated messages by smtp-source (`lmtp`),
+ * or `mail` by the bench's LMTP client or by APPEND.
+ * @returns {Promise<{run: {seconds: number, ms?: number[]}, client: string, command: string|null}>}
+ */
+async function load(server, phase, sessions, o, mail) {
+  if (phase === 'lmtp') {
+    const run = await smtpSource({
+      port: server.lmtpPort,
+      rcpt: server.rcpt,
+      sessions,
+      count: o.deliveries,
+      size: o.size,
+    });
+    return {
+      run,
+      client: 'smtp-source',
+      command: run.command.replace(/127\.0\.0\.1:\d+$/, '127.0.0.1:PORT'),
+    };
+  }
+  if (phase === 'lmtp-latency') {
+    const run = await lmtpDeliver(
+      { host: '127.0.0.1', port: server.lmtpPort, rcpt: server.rcpt, sessions },
+      mail,
+    );
+    return { run, client: 'lmtp-client', command: null };
+  }
+  const c = await imapSession(server);
+  try {
+    return { run: await imapAppend(c, 'INBOX', mail), client: 'raw-imap', command: null };
+  } finally {
+    await c.logout();
+  }
 }
 
 /**
@@ -317,12 +333,12 @@ function targets(rows) {
 /**
  * Runs the delivery benchmark (see the file comment).
  * @param {{corpus: string, work: string, messages: number, deliveries: number,
- *   sessions: number[], servers?: string[], size?: number, append?: boolean,
+ *   sessions: number[], servers?: string[], size?: number, append?: boolean, warmup?: number,
  *   log?: (s: string) => void}} o
  * @returns {Promise<object>} the result document (results.json shape of bench:deliver)
  */
 async function runDeliverBench(o) {
-  o = { servers: SERVERS, size: 4096, append: true, log: () => {}, ...o };
+  o = { servers: SERVERS, size: 4096, append: true, warmup: 300, log: () => {}, ...o };
   if (!haveSmtpSource()) throw new Error('smtp-source is missing (apt-get install postfix)');
   const load = { start: os.loadavg().map((x) => round(x)) };
   const started = new Date().toISOString();
@@ -333,8 +349,10 @@ async function runDeliverBench(o) {
     count: o.messages,
     log: o.log,
   });
-  const files = listMessages(messageRoot(o.corpus), o.messages + o.deliveries).slice(o.messages);
-  const mail = files.map((f) => fs.readFileSync(f));
+  const files = listMessages(messageRoot(o.corpus), o.messages + o.deliveries + o.warmup);
+  const mail = files.slice(o.messages, o.messages + o.deliveries).map((f) => fs.readFileSync(f));
+  // The warm-ups' corpus messages: the next ones, not delivered in any timed phase.
+  const warm = files.slice(o.messages + o.deliveries).map((f) => fs.readFileSync(f));
   const servers = [];
   try {
     for (const name of o.servers) {
@@ -350,7 +368,7 @@ async function runDeliverBench(o) {
     for (const [phase, sessions] of phases) {
       for (const server of servers) {
         o.log(`${phase} × ${sessions} → ${server.name}`);
-        const row = await measure(server, phase, sessions, o, mail);
+        const row = await measure(server, phase, sessions, o, mail, warm);
         o.log(
           `  ${row.perSecond}/s p50 ${row.p50} p99 ${row.p99} cpu ${row.cpuMsPerMessage} ms` +
             ` arrived ${row.arrived} exactly once ${row.exactlyOnce}`,
@@ -365,6 +383,7 @@ async function runDeliverBench(o) {
       machine: { ...machineFacts({ work: o.work }), load },
       mailbox: { messages: o.messages, bytes: box.bytes },
       deliveries: o.deliveries,
+      warmup: warm.length,
       size: o.size,
       results: rows,
       targets: targets(rows),
@@ -391,7 +410,8 @@ function deliverMarkdown(doc, command) {
       `(column "before"). \`lmtp\`: smtp-source, generated messages of ${doc.size} body bytes; ` +
       '`lmtp-latency` and `imap-append`: the next corpus messages, timed per message by the ' +
       "bench's own clients. CPU: the server's processes (mailgate: its `serve` process and all " +
-      'PostgreSQL processes; Dovecot: all its processes), per message.',
+      'PostgreSQL processes; Dovecot: all its processes), per message. Before each timed phase ' +
+      `every server got ${doc.warmup ?? 0} messages of the same kind, untimed (warm-up; in "before").`,
   );
   L.push('');
   L.push(

@@ -6,7 +6,7 @@
  * Writes bench/results/deliver-<date>.json and .md.
  *
  *   npm run bench:deliver -- [--messages 20000] [--deliveries 2000] [--sessions 1,10]
- *        [--servers mailgate,dovecot-maildir,dovecot-mbox] [--size 4096] [--no-append]
+ *        [--servers mailgate,dovecot-maildir,dovecot-mbox] [--size 4096] [--no-append] [--warmup 300]
  *        [--work DIR] [--out DIR] [--name NAME]
  *
  * Needs root (Dovecot's instances run as uid 5000) and Debian's postfix (smtp-source),
@@ -38,6 +38,8 @@ async function main(args) {
     deliveries: Number(option(args, '--deliveries', 2000)),
     sessions: option(args, '--sessions', '1,10').split(',').map(Number),
     size: Number(option(args, '--size', 4096)),
+    // Untimed messages of the same kind before each timed phase, every server alike.
+    warmup: Number(option(args, '--warmup', 300)),
     servers,
     append: !args.includes('--no-append'),
     log: (s) => process.stderr.write(`bench deliver: ${s}\n`),
@@ -60,6 +62,6 @@ module.exports = {
     "receiving mail: mailgate's LMTP and IMAP APPEND beside Dovecot's (Maildir, mbox) into one INBOX",
   usage:
     '[--messages 20000] [--deliveries 2000] [--sessions 1,10] [--servers LIST] [--size 4096] ' +
-    '[--no-append] [--corpus DIR] [--work DIR] [--out DIR] [--name NAME]',
+    '[--no-append] [--warmup 300] [--corpus DIR] [--work DIR] [--out DIR] [--name NAME]',
   run: main,
 };

@@ -179,54 +179,85 @@ describeEs(
       );
     });
 
-    test('the documented difference: phrases past position 16,383, and nothing else', async () => {
+    test('the documented differences: phrases past position 16,383 and across the address/body seam', async () => {
       if (es.skipped()) return;
-      // PostgreSQL clamps positions at 16,383: w16382 sits at 16,382 and every later word at
-      // 16,383, so pg finds "w16382 <any later word>" adjacent; ES keeps them apart.
+      // ES indexes the message's positioned words (mailgate_words, computed again from the text
+      // when a message is shipped); PostgreSQL clamps positions at 16,383: w16382 sits at
+      // 16,382 and every later word at 16,383, and ES keeps those apart (gap tokens). pg keeps
+      // no positions (migrations/20261203240100_words_stripped.js) and confirms a phrase on the
+      // text, so it finds the later words where they are adjacent in the text, as they are.
       const words = Array.from({ length: 16400 }, (_, i) => `w${i + 1}`);
       const file = path.join(suite.tmp, 'long.mbox');
-      fs.writeFileSync(file, mboxOf([msg({ subject: 'long', body: words.join(' ') + '\n' })]));
+      fs.writeFileSync(
+        file,
+        mboxOf([
+          msg({ subject: 'long', body: words.join(' ') + '\n' }),
+          msg({ subject: 'seam', to: 'Bob <bob@seam.example>', body: 'yankee zulu\n' }),
+        ]),
+      );
       const r = suite.cli(['import', 'mbox', file, '--user', 'len', '--mailbox', 'INBOX'], {
         env: env(),
       });
       expect(r.code).toBe(0);
       expect(suite.cli(['es', 'sync'], { env: env() }).code).toBe(0);
       const len = await suite.db.store.getUser('len');
+      // The positions ES was given: the positioned words of the message, from its text.
       const at = async (pos) =>
         (
           await suite.db.knex.raw(
-            `SELECT u.lexeme FROM message_words w, unnest(w.tsv) u
-            WHERE w.user_id = ? AND ? = ANY(u.positions) ORDER BY u.lexeme`,
+            `SELECT u.lexeme FROM messages m,
+                unnest(mailgate_words(m.subject, m.from_text || ' ' || m.to_text || ' ' || m.cc_text,
+                  mailgate_join_pieces(ARRAY(SELECT p.t FROM message_chunks p WHERE p.user_id = m.user_id
+                    AND p.mailbox_id = m.mailbox_id AND p.uid = m.uid AND p.kind = 1 ORDER BY p.seq)))) u
+              WHERE m.user_id = ? AND m.subject = 'long' AND ? = ANY(u.positions) ORDER BY u.lexeme`,
             [len.id, pos],
           )
         ).rows.map((x) => x.lexeme);
       const [last] = await at(16382);
       const clamped = await at(16383);
+      // The subject's and the addresses' words come first: the body's word n sits at 16,382.
+      const n = Number(last.slice(1));
+      const w = (i) => `w${n + i}`;
       expect(clamped.length).toBeGreaterThan(10);
-      expect(clamped).toContain('w16400');
+      expect(clamped).toEqual(expect.arrayContaining([w(1), w(2), 'w16400']));
       const same = [
         'w16400',
         '"w100 w101"',
-        `"${clamped[0]}"`,
-        `"${last} ${clamped[0]}"`,
-        `"${clamped[0]} ${clamped[1]}"`,
-        `"${clamped[3]} ${clamped[4]}"`,
+        `"${w(1)}"`,
+        // adjacent in the text and in the positions (16,382 and 16,383)
+        `"${last} ${w(1)}"`,
+        // adjacent in the clamped positions only
+        `"${last} ${w(5)}"`,
+        `"${last} w16400"`,
+        // in order in neither
+        `"${w(2)} ${w(1)}"`,
+        '"bob yankee"',
+        '"yankee zulu"',
       ];
       for (const q of same) {
         const x = await both(len.id, q);
         expect({ q, ...x }).toEqual({ q, pg: x.pg, es: x.pg, onlyPg: [], onlyEs: [] });
       }
-      expect((await both(len.id, `"${last} ${clamped[0]}"`)).pg).toBe(1);
-      expect((await both(len.id, `"${clamped[0]} ${clamped[1]}"`)).pg).toBe(0);
-      // The difference: pg finds the word before the clamp adjacent to every clamped word.
-      for (const w of clamped.slice(1)) {
-        expect(await both(len.id, `"${last} ${w}"`)).toEqual({
+      expect((await both(len.id, `"${last} ${w(1)}"`)).pg).toBe(1);
+      expect((await both(len.id, `"${last} ${w(5)}"`)).pg).toBe(0);
+      expect((await both(len.id, '"yankee zulu"')).pg).toBe(1);
+      // The differences: pg finds words past the clamp adjacent in the text; ES finds the last
+      // address word adjacent to the body's first (the vector runs on from one to the other).
+      for (const q of [`"${w(1)} ${w(2)}"`, `"${w(7)} ${w(8)}"`, '"w16399 w16400"']) {
+        expect({ q, ...(await both(len.id, q)) }).toEqual({
+          q,
           pg: 1,
           es: 0,
           onlyPg: [expect.any(String)],
           onlyEs: [],
         });
       }
+      expect(await both(len.id, '"bob@seam.example yankee"')).toEqual({
+        pg: 0,
+        es: 1,
+        onlyPg: [],
+        onlyEs: [expect.any(String)],
+      });
     });
 
     test('an index of an older mapping: verify reports it, the worker rebuilds it at start', async () => {

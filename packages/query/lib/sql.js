@@ -44,10 +44,12 @@ function likeEscape(s) {
  * @param {number|string} [opts.userId] owner of the mailboxes; required when the AST has `in:`
  * @param {string} [opts.mailboxesTable='mailboxes'] mailboxes table, optionally schema-qualified
  * @param {Function} [opts.words] how a word or phrase term matches, for a schema that keeps
- *   the tsvector elsewhere: `({alias, tsquery, bind, top}) → SQL`. `tsquery()` binds the term
- *   and returns its tsquery expression, `bind(v)` binds another value (placeholders are
- *   positional: bind in text order), `top` is true when every hit must meet the term (the
- *   query itself, or an AND term at its root). Default: `alias.tsv @@ tsquery()`.
+ *   the tsvector elsewhere: `({alias, tsquery, bind, top, phrase, value}) → SQL`. `tsquery()`
+ *   binds the term and returns its tsquery expression, `bind(v)` binds another value
+ *   (placeholders are positional: bind in text order), `top` is true when every hit must meet
+ *   the term (the query itself, or an AND term at its root), `phrase` is true for a "phrase"
+ *   (phraseto_tsquery) and `value` is the term's text, for a schema that answers phrases
+ *   another way than by the vector's positions. Default: `alias.tsv @@ tsquery()`.
  * @param {Function} [opts.substring] how a substring term over the lower-cased header/body
  *   text (`body:`, `text:`) matches, for a schema that keeps a searchable copy of that text
  *   elsewhere: `({alias, field, columns, value, bind, top, columnsLike}) → SQL`. `value` is
@@ -94,7 +96,14 @@ function col(ctx, name) {
 function words(ctx, fn, value, top) {
   const tsquery = () => `${fn}('simple', ${bind(ctx, value)})`;
   if (!ctx.words) return `${col(ctx, 'tsv')} @@ ${tsquery()}`;
-  return ctx.words({ alias: ctx.alias, tsquery, bind: (v) => bind(ctx, v), top });
+  return ctx.words({
+    alias: ctx.alias,
+    tsquery,
+    bind: (v) => bind(ctx, v),
+    top,
+    phrase: fn === 'phraseto_tsquery',
+    value,
+  });
 }
 
 /** A substring term: LIKE/ILIKE over its columns, or the caller's opts.substring. */

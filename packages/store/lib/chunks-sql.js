@@ -1,7 +1,7 @@
 'use strict';
 
 const { likeEscape } = require('@mailgate/query');
-const { checkedOwner } = require('./words-sql');
+const { checkedOwner } = require('./owner-sql');
 
 /*
  * How a substring term over the header or body text reads `message_chunks`: the lower-cased

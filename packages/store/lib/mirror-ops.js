@@ -8,22 +8,27 @@
  * outbox only says "this message changed".
  */
 
-// The message's tsvector (its row in message_words) as (position, lexeme) pairs in position
-// order: ES indexes exactly PostgreSQL's words (@mailgate/es words.js). The tsvector already
-// covers subject, From/To/Cc text and the first 200,000 body characters, so the body itself
-// is not shipped.
+const { textOf } = require('./chunks-sql');
+
+// The message's tsvector as (position, lexeme) pairs in position order: ES indexes exactly
+// PostgreSQL's words (@mailgate/es words.js), and its phrases need their positions. The stored
+// vector has none (migrations/20261203240100_words_stripped.js), so the positioned one is
+// computed again here, by the trigger's own mailgate_words, from the row and its body text
+// (read back from its pieces, or from the row for one stored before the text left it). It
+// covers subject, From/To/Cc text and the first 200,000 body characters, so the body itself is
+// not shipped.
 // unnest's columns named: Citus deparses the subquery for the worker and loses an unnamed one.
 const lexemePairs = (tsv) =>
   `(SELECT json_agg(json_build_array(p, u.lexeme) ORDER BY p, u.lexeme)
       FROM unnest(${tsv}) AS u(lexeme, positions, weights), unnest(u.positions) AS p)`;
 
-// The words subquery names the user by its parameter (the statement's first): correlated on
+// The pieces' subquery names the user by its parameter (the statement's first): correlated on
 // m.user_id alone, Citus cannot prove it stays in one shard and plans a task per shard.
 const DOC_COLUMNS = `m.mailbox_id, b.name AS mailbox, m.uid, m.modseq, m.expunged, m.subject,
   m.from_name, m.from_addr, m.from_text, m.to_addrs, m.to_text, m.cc_addrs, m.cc_text,
   m.message_id, m.date, m.internal_date, m.size, m.flags, m.keywords, m.has_attachments,
-  ${lexemePairs(`(SELECT w.tsv FROM message_words w
-      WHERE w.user_id = ? AND w.mailbox_id = m.mailbox_id AND w.uid = m.uid)`)} AS lexemes`;
+  ${lexemePairs(`mailgate_words(m.subject, m.from_text || ' ' || m.to_text || ' ' || m.cc_text,
+      CASE WHEN m.body_text <> '' THEN m.body_text ELSE ${textOf('m', 1, '?')} END)`)} AS lexemes`;
 
 // Arbitrary constant naming the drainer lock in pg_advisory_xact_lock's key space: one
 // drainer at a time cluster-wide (`mailgate serve` and `es sync`); reindex waits on it.

@@ -72,6 +72,7 @@ function runCli(args, opts) {
     env: { ...process.env, DATABASE_URL: opts.url, LOG_LEVEL: 'error', ...(opts.env || {}) },
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
+    input: opts.input,
   });
   let json = null;
   if (args.includes('--json')) {

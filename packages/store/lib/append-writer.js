@@ -215,6 +215,14 @@ class AppendWriter {
     const client = await this.open().connect();
     const tx = new PipelinedTransaction(client, this.knex);
     let drop = false;
+    // A checked-out client has no 'error' listener of the pool's: a backend ended between two
+    // statements (restart, failover, pg_terminate_backend) emitted an unhandled 'error' and
+    // ended the whole process. Kept as the transaction's failure: its next statement rejects.
+    const lost = (err) => {
+      tx.failed ??= err;
+      drop = true;
+    };
+    client.on('error', lost);
     try {
       const out = await fn(tx);
       if (tx.open) throw new Error('append transaction not committed');
@@ -233,6 +241,7 @@ class AppendWriter {
       }
       throw err;
     } finally {
+      client.off('error', lost);
       client.release(drop || client.mgNames?.size >= MAX_STATEMENTS);
     }
   }

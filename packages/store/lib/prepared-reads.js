@@ -92,6 +92,12 @@ class PreparedReads {
     this.knex.emit('query', { method: 'raw', sql: text, bindings: values, options: { name } });
     const client = await this.open().connect();
     let drop = false;
+    // As append-writer.js: a checked-out client has no pool 'error' listener, and a backend
+    // ended during the read must fail the read, not the process.
+    const lost = () => {
+      drop = true;
+    };
+    client.on('error', lost);
     try {
       if (!client.mgNames) client.mgNames = new Set();
       client.mgNames.add(name);
@@ -101,6 +107,7 @@ class PreparedReads {
       drop = true; // a broken connection is not given back
       throw err;
     } finally {
+      client.off('error', lost);
       client.release(drop || client.mgNames.size >= MAX_STATEMENTS);
     }
   }

@@ -150,9 +150,10 @@ function phraseConfirm(p, value, user, bind) {
   sql += `THEN 'x' ELSE ' ' END, ${bind(p.window)}, 'g') AS o(m) `;
   sql += `WHERE to_tsvector('simple', o.m[1]) @@ phraseto_tsquery('simple', ${bind(value)})) `;
   // OFFSET 0: the candidate's own pieces, by primary key. Without it the planner may hash the
-  // test over every piece of the user the trigram index gives (it cannot be kept to the one
-  // mailbox): "in the" in a 1,387-message mailbox of the Enron quarter read 12,339 pieces,
-  // 515 ms, where its 1,007 candidates have ~2,000.
+  // test over every piece of the user the trigram index gives, which it cannot keep to the one
+  // mailbox: "in the" on the benchmark's large mailbox, 416 against 320 ms with it
+  // (bench/results/disk-search-2026-11-28-words-stripped/offset.txt), and a user's other
+  // mailboxes add their pieces too.
   sql += 'OFFSET 0)';
   // A scalar subquery of the row `w`, so that it runs for the candidates the pieces did not
   // confirm only (as EXISTS the planner hashes it, which reads every row of the user); the

@@ -121,6 +121,45 @@ function pickFields(fields, names) {
   return out + '\r\n';
 }
 
+/**
+ * pickFields as ranges of a larger text, for a writer that copies them (the IMAP server's packed
+ * list view, issue 35.3): the lines of text[start, end) whose field name is in `names`, with
+ * their folded continuations, as [from, to) pairs pushed onto `out` (emptied first); returns the
+ * section's length, the blank line ("\r\n") that ends it included. The ranges joined, then
+ * "\r\n", are pickFields(text.slice(start, end), names): no string is made per message or line.
+ * @param {string} text kept lines of many messages (latin1 text)
+ * @param {number} start first character of one message's kept lines
+ * @param {number} end past its last character
+ * @param {Set<string>} names lower-cased field names
+ * @param {number[]} out filled with from, to, from, to, …
+ * @returns {number} characters of the section
+ */
+function fieldRanges(text, start, end, names, out) {
+  const table = byLength(names);
+  out.length = 0;
+  let len = 2;
+  let keep = false;
+  let i = start;
+  while (i < end) {
+    let nl = text.indexOf('\n', i);
+    if (nl < 0 || nl >= end) nl = end - 1;
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09) {
+      const colon = text.indexOf(':', i);
+      keep = colon > i && colon < nl && namedIn(text, i, colon, table, names);
+    }
+    if (keep) {
+      const last = out.length - 1;
+      // A kept line right after a kept one extends its range.
+      if (last > 0 && out[last] === i) out[last] = nl + 1;
+      else out.push(i, nl + 1);
+      len += nl + 1 - i;
+    }
+    i = nl + 1;
+  }
+  return len;
+}
+
 // Per set of names (a FETCH's, asked of every message): its names by length.
 const lengths = new WeakMap();
 function byLength(names) {
@@ -156,4 +195,4 @@ function namedIn(fields, i, colon, table, names) {
   return false;
 }
 
-module.exports = { FIELDS, deriveMeta, hasNul, pickFields };
+module.exports = { FIELDS, deriveMeta, hasNul, pickFields, fieldRanges };

@@ -1,6 +1,6 @@
 'use strict';
 
-const { pickFields } = require('../lib/imap-meta');
+const { pickFields, fieldRanges } = require('../lib/imap-meta');
 
 /*
  * pickFields (HEADER.FIELDS from kept lines, asked of every message of a list view) compares a
@@ -59,9 +59,33 @@ test('the same lines as the plain definition, whatever the case and spacing of n
       if (rnd(4) === 0) fields += ` folded ${l}\r\n`;
       if (rnd(20) === 0) fields += 'no colon here\r\n';
     }
-    for (const names of sets) expect(pickFields(fields, names)).toBe(reference(fields, names));
+    for (const names of sets) {
+      expect(pickFields(fields, names)).toBe(reference(fields, names));
+      expect(viaRanges(fields, names)).toBe(reference(fields, names));
+    }
   }
 });
+
+/**
+ * fieldRanges (the IMAP server's packed list view copies ranges of the kept lines of many
+ * messages): the message's lines inside a larger text, with kept-looking lines around them and
+ * the message's last line without its line end, give the same section as pickFields.
+ */
+function viaRanges(fields, names) {
+  const before = 'Subject: before\r\nTo: x\r\n';
+  const after = 'From: after\r\n\tfolded after\r\n';
+  for (const body of [fields, fields.replace(/\r?\n$/, '')]) {
+    const text = before + body + after;
+    const out = [];
+    const len = fieldRanges(text, before.length, before.length + body.length, names, out);
+    let got = '';
+    for (let k = 0; k < out.length; k += 2) got += text.slice(out[k], out[k + 1]);
+    got += '\r\n';
+    expect(len).toBe(got.length);
+    expect(got).toBe(pickFields(body, names));
+  }
+  return pickFields(fields, names);
+}
 
 test('a kept block: fields in order, folding kept, then the blank line', () => {
   const fields = 'Date: d\r\nFROM: a\r\n  b\r\nSubject : s\r\nTo: t\r\n';

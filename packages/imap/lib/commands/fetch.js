@@ -39,6 +39,7 @@ const {
   packedFields,
 } = require('../meta');
 const { toCrlf } = require('@mailgate/mime/crlf');
+const { fieldRanges } = require('@mailgate/mime/imap-meta');
 
 // Messages per getRawMany call when FETCH must read stored bytes.
 const RAW_BATCH = 500;
@@ -434,6 +435,7 @@ async function writePackedResponses(ctx, seqs, rows, at, packed, what, derived, 
   const { s, v, items } = ctx;
   const { starts, ends, sizes, text } = packed;
   const recent = v.recent;
+  const ranges = [];
   for (let i = 0; i < seqs.length; i++) {
     const seq = seqs[i];
     const uid = v.uidAt(seq);
@@ -485,6 +487,19 @@ async function writePackedResponses(ctx, seqs, rows, at, packed, what, derived, 
             break;
           case 'BODY[]': {
             // what is 'fields' here (packedListView): the only section a packed read answers.
+            if (!it.partial) {
+              // The kept lines' ranges copied character by character: no string per message
+              // (pickFields joined the lines into one, the largest share of a cold list view's
+              // garbage with the driver's text).
+              const len = fieldRanges(text, starts[j], ends[j], it.section.fields, ranges);
+              w.put(it.label);
+              w.ascii(LITERAL_OPEN);
+              w.num(len);
+              w.ascii(LITERAL_CLOSE);
+              w.ranges(text, ranges, len - 2);
+              w.ascii(CRLF);
+              break;
+            }
             let data = headerFieldsText(text.slice(starts[j], ends[j]), it.section.fields);
             if (it.partial) {
               const [start, len] = it.partial;
@@ -529,6 +544,7 @@ const MODSEQ_ = bytesOf('MODSEQ (');
 const ENVELOPE_ = bytesOf('ENVELOPE ');
 const LITERAL_OPEN = bytesOf(' {');
 const LITERAL_CLOSE = bytesOf('}\r\n');
+const CRLF = bytesOf('\r\n');
 
 /**
  * Writes one FETCH response per message from kept metadata (metaItemsWrite) into `w`, sent
@@ -835,6 +851,24 @@ class WireBuffer {
     const b = this.buf;
     let u = this.used;
     for (let i = 0; i < bytes.length; i++) b[u++] = bytes[i];
+    this.used = u;
+  }
+
+  /**
+   * Characters of `text` in the [from, to) ranges (fieldRanges), copied one by one as latin1
+   * bytes: no slice, no joined string.
+   * @param {string} text latin1 text
+   * @param {number[]} ranges from, to, from, to, …
+   * @param {number} total characters in all ranges
+   */
+  ranges(text, ranges, total) {
+    if (this.pending) this.flush();
+    this.room(total);
+    const b = this.buf;
+    let u = this.used;
+    for (let r = 0; r < ranges.length; r += 2) {
+      for (let k = ranges[r], end = ranges[r + 1]; k < end; k++) b[u++] = text.charCodeAt(k);
+    }
     this.used = u;
   }
 

@@ -71,6 +71,10 @@ describe('words without positions: every write path, the migration, phrases as b
         2 * cut + 500,
       ),
     }),
+    // what the parser skips without a position: a tag between two words (a stated difference)
+    tag: msg({ subject: 'tag', body: 'sierra <b>tango</b> uniform\n' }),
+    // a word's occurrences past its 256th have no position (a stated difference)
+    many: msg({ subject: 'many', body: `${'zulu '.repeat(300)}yankee\n` }),
     // separators: a long run inside one piece, and one across the cut (the stated difference)
     runs: msg({
       subject: 'runs',
@@ -124,6 +128,8 @@ describe('words without positions: every write path, the migration, phrases as b
   const DIFFERENT = {
     'bob@seam.example yankee': { before: ['seam'], now: [] },
     'pi omicron': { before: ['runs'], now: [] },
+    'sierra tango': { before: ['tag'], now: [] },
+    'zulu yankee': { before: [], now: ['many'] },
   };
   const uidOf = {};
   const nameOf = {};

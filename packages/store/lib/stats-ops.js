@@ -134,9 +134,29 @@ async function analyzeUser(store, userId, opts = {}) {
     );
     return;
   }
-  await store.knex.raw(
-    `ANALYZE messages_u${id}, message_words_u${id}, message_chunks_u${id}, message_sources_u${id}`,
-  );
+  await store.knex.raw(`ANALYZE ${statsTables(id)}`);
+}
+
+/**
+ * The tables whose statistics a bulk import makes stale: the user's partitions, and
+ * thread_keys, which every user shares. message_imap(_lines) and thread_keys were left to
+ * autovacuum, and until it came (about a minute after a 20,000-message import) every delivery
+ * into that user cost the PostgreSQL backend ~6 ms more: 11-12 ms of CPU per smtp-source
+ * delivery against 3.8 with their statistics (bench/results/deliver-2026-11-28-warm, issue
+ * 32). The cost was per transaction (10 sessions' group commits paid 2.2 ms a message), i.e.
+ * in planning the append's statements.
+ * @param {number} id the user's id (an integer, checked by the caller)
+ */
+function statsTables(id) {
+  return [
+    `messages_u${id}`,
+    `message_words_u${id}`,
+    `message_chunks_u${id}`,
+    `message_sources_u${id}`,
+    `message_imap_u${id}`,
+    `message_imap_lines_u${id}`,
+    'thread_keys',
+  ].join(', ');
 }
 
 /**
@@ -152,9 +172,7 @@ async function vacuumUser(store, userId) {
   if (!Number.isInteger(id) || id <= 0) throw new Error('invalid user id');
   // Citus (citus.js): no partitions of the user's own; the shared ones, every shard.
   if (!(await perUserPartitions(store.knex))) return vacuumSharedPartitions(store.knex);
-  await store.knex.raw(
-    `VACUUM (ANALYZE) messages_u${id}, message_words_u${id}, message_chunks_u${id}, message_sources_u${id}`,
-  );
+  await store.knex.raw(`VACUUM (ANALYZE) ${statsTables(id)}`);
 }
 
 module.exports = {

@@ -81,13 +81,16 @@ function wordsIn(userId, mailboxColumn, opts = {}) {
  * joined by one or more non-word characters. Null when the phrase has fewer than two words
  * (its one word, or none, is answered by the vector alone, as phraseto_tsquery would).
  * @param {string} value
- * @returns {{like: string, loose: string, window: string, header: string}|null} like: the
- *   words in order as a LIKE pattern (a byte scan, several times cheaper than a regular
- *   expression on a piece that lacks them: it goes first); loose: the words joined by
+ * @returns {{like: string, loose: string, window: string, seek: string, at: string, header: string}|null}
+ *   like: the words in order as a LIKE pattern (a byte scan, several times cheaper than a
+ *   regular expression on a piece that lacks them: it goes first); loose: the words joined by
  *   non-word characters (what the trigram index narrows by; word boundaries are the parser's
  *   to decide, on the window); window: loose with the non-blank text around it, one capture
- *   group; header: loose, case-insensitive by character classes (the row's subject and
- *   addresses are not lower-cased, and `~*` folds only ASCII in the C locale)
+ *   group; seek: the text before the next occurrence, one capture group (anchored, shortest:
+ *   it consumes no character of the occurrence, whose first word is matched and the rest only
+ *   looked ahead at, so occurrences that overlap or share a run of non-blank text are each
+ *   found); at: an occurrence at the start of the text and the non-blank text after it; header: loose, case-insensitive by character classes (the row's
+ *   subject and addresses are not lower-cased, and `~*` folds only ASCII in the C locale)
  */
 function phrasePatterns(value) {
   const words =
@@ -101,6 +104,8 @@ function phrasePatterns(value) {
     like: `%${words.map(likeEscape).join('%')}%`,
     loose: core,
     window: `([^[:space:]]*${core}[^[:space:]]*)`,
+    seek: `^(.*?)${words[0]}(?=${SEP}+${words.slice(1).join(`${SEP}+`)})`,
+    at: `^${core}[^[:space:]]*`,
     header: anyCase,
   };
 }
@@ -117,12 +122,13 @@ function caseClass(ch) {
  * The phrase in the text of the message of the words row `w`, with phraseto_tsquery's own
  * semantics on the text around each occurrence, one of:
  *  - in a piece of its body (message_chunks kind 1): the loose pattern (what the trigram GIN
- *    can answer) finds the pieces, and each occurrence with the non-blank text around it is
- *    given to the parser, whose positions there decide (a phrase inside an address, a path or a
- *    host is no phrase of words, as with the stored positions). The piece is framed by its
- *    context first: a space before the first piece and after the last, a letter elsewhere, so
- *    that a cut through a word never makes a word (an occurrence there lies whole in the
- *    neighbouring piece, whose 250-byte overlap holds it);
+ *    can answer) finds the pieces, and each occurrence (every start of the words in order,
+ *    overlapping ones too) with the non-blank text around it is given to the parser, whose
+ *    positions there decide (a phrase inside an address, a path or a host is no phrase of
+ *    words, as with the stored positions). The piece is framed by its context first: a space
+ *    before the first piece and after the last, a letter elsewhere, so that a cut through a
+ *    word never makes a word (an occurrence there lies whole in the neighbouring piece, whose
+ *    250-byte overlap holds it);
  *  - in the row's subject and From/To/Cc text, whose positioned vector (short texts) is
  *    computed as the insert trigger computes it.
  * Where this differs from phraseto_tsquery over stored positions (docs/disk.md "Phrases"):
@@ -133,7 +139,7 @@ function caseClass(ch) {
  * phrase; and a phrase past the vector's limits (the body's first 200,000 characters, position
  * 16,383, a word's 256th position) is now found, where positions had lost it (its words must
  * still be in the vector).
- * @param {{like: string, loose: string, window: string, header: string}} p
+ * @param {{like: string, loose: string, window: string, seek: string, at: string, header: string}} p
  * @param {string} value the phrase as typed
  * @param {() => string} user binds the owner once more and returns its placeholder
  * @param {(v: any) => string} bind
@@ -144,11 +150,30 @@ function phraseConfirm(p, value, user, bind) {
   let sql = `(EXISTS (SELECT 1 FROM message_chunks c WHERE c.user_id = ${user()} `;
   sql += `AND c.mailbox_id = w.mailbox_id AND c.uid = w.uid AND c.kind = 1 `;
   sql += `AND c.t LIKE ${bind(p.like)} AND c.t ~ ${bind(p.loose)} `;
-  sql += `AND EXISTS (SELECT 1 FROM regexp_matches(CASE WHEN c.seq = 0 THEN ' ' ELSE 'x' END || c.t || `;
+  // The framed piece once (OFFSET 0: not copied into each use below).
+  sql += `AND EXISTS (SELECT 1 FROM (SELECT CASE WHEN c.seq = 0 THEN ' ' ELSE 'x' END || c.t || `;
   sql += `CASE WHEN EXISTS (SELECT 1 FROM message_chunks n WHERE n.user_id = ${user()} `;
   sql += `AND n.mailbox_id = c.mailbox_id AND n.uid = c.uid AND n.kind = 1 AND n.seq = c.seq + 1) `;
-  sql += `THEN 'x' ELSE ' ' END, ${bind(p.window)}, 'g') AS o(m) `;
-  sql += `WHERE to_tsvector('simple', o.m[1]) @@ phraseto_tsquery('simple', ${bind(value)})) `;
+  sql += `THEN 'x' ELSE ' ' END AS t OFFSET 0) f WHERE `;
+  // Each window of the text (the matches do not overlap: one pass) that the parser confirms is
+  // an occurrence: its text is bounded by blanks, which end every word of the parser.
+  sql += `EXISTS (SELECT 1 FROM regexp_matches(f.t, ${bind(p.window)}, 'g') AS m(m) `;
+  sql += `WHERE to_tsvector('simple', m.m[1]) @@ phraseto_tsquery('simple', ${bind(value)})) `;
+  // Only where none is: every occurrence in turn (s: where its first word starts; run: the
+  // non-blank text before it), the next one sought from the character after s, since a window
+  // the parser rejects (a first word glued into a host, an address or a path) may hold the
+  // start of a true occurrence glued to it by punctuation ('www.new york,new york city'). Read
+  // lazily: the EXISTS stops at the first occurrence the parser confirms.
+  sql += `OR EXISTS (WITH RECURSIVE o(s, run) AS (SELECT 1 + length(h.p), `;
+  sql += `substring(h.p FROM '[^[:space:]]*$') `;
+  sql += `FROM (SELECT substring(f.t FROM ${bind(p.seek)}) AS p OFFSET 0) h WHERE h.p IS NOT NULL `;
+  sql += `UNION ALL SELECT o.s + 1 + length(h.p), CASE WHEN h.p ~ '[[:space:]]' THEN '' `;
+  sql += `ELSE o.run || substr(f.t, o.s, 1) END || substring(h.p FROM '[^[:space:]]*$') FROM o `;
+  sql += `CROSS JOIN LATERAL (SELECT substring(substr(f.t, o.s + 1) FROM ${bind(p.seek)}) AS p `;
+  sql += `OFFSET 0) h WHERE h.p IS NOT NULL) `;
+  sql += `SELECT 1 FROM o WHERE to_tsvector('simple', o.run || `;
+  sql += `substring(substr(f.t, o.s) FROM ${bind(p.at)})) `;
+  sql += `@@ phraseto_tsquery('simple', ${bind(value)}))) `;
   // OFFSET 0: the candidate's own pieces, by primary key. Without it the planner may hash the
   // test over every piece of the user the trigram index gives, which it cannot keep to the one
   // mailbox: "in the" on the benchmark's large mailbox, 416 against 320 ms with it

@@ -56,6 +56,15 @@ describe('words without positions: every write path, the migration, phrases as b
       body: 'mail linux-kernel@vger.kernel.org or see include/linux/kernel.h at kernel.org v1.0\nlinux, and the kernel\n',
     }),
     hyphen: msg({ subject: 'hyphen', body: 'a well-known fact and e-mail me\n' }),
+    // the phrase's first word glued into a host just before an occurrence glued to it by
+    // punctuation (the host's occurrence is no phrase, the next one is), the true one first,
+    // and occurrences that overlap
+    glued1: msg({ subject: 'glued1', body: 'see www.new york,new york city\n' }),
+    glued2: msg({ subject: 'glued2', body: 'x.foo bar,foo bar\n' }),
+    glued3: msg({ subject: 'glued3', body: 'a.in the,in the end\n' }),
+    glued4: msg({ subject: 'glued4', body: 'quebec romeo,x.quebec romeo\n' }),
+    glued5: msg({ subject: 'glued5', body: 'x.hotel hotel hotel\n' }),
+    glued6: msg({ subject: 'glued6', body: 'x.golf lima.golf lima\n' }),
     // a phrase across piece 0's end (whole in piece 1, which starts 250 bytes before it ends),
     // one across the cut at 2 × PIECE_STEP (whole in piece 1), and a cut through a word: piece 1
     // starts with "omega psi" where the text has "zomega psi" ("omega" and "psi" are elsewhere)
@@ -123,6 +132,14 @@ describe('words without positions: every write path, the migration, phrases as b
     'nu xi',
     'lorem ipsum lorem',
     'ipsum ipsum',
+    'new york',
+    'new york city',
+    'foo bar',
+    'in the',
+    'in the end',
+    'quebec romeo',
+    'hotel hotel',
+    'golf lima',
   ];
   // The differences docs/disk.md "Phrases" states: the answer before (positions) and now.
   const DIFFERENT = {
@@ -220,6 +237,12 @@ describe('words without positions: every write path, the migration, phrases as b
       'upsilon phi': ['boundary'],
       'omega psi': [],
       'nu xi': ['runs'],
+      'new york': ['glued1'],
+      'foo bar': ['glued2'],
+      'in the': ['glued3'],
+      'quebec romeo': ['glued4'],
+      'hotel hotel': ['glued5'],
+      'golf lima': [],
     };
     for (const [q, hits] of Object.entries(expected)) {
       expect({ q, hits: await search(q) }).toEqual({ q, hits });

@@ -26,8 +26,7 @@
  */
 
 const crypto = require('node:crypto');
-const pg = require('pg');
-const { loadConfig } = require('@mailgate/core');
+const { sidePool, withClient } = require('./side-pool');
 
 // Named statements one connection keeps before it is replaced: the insert's text depends on
 // how many messages a group commit holds and which parts it has, so the set is small but open.
@@ -35,16 +34,6 @@ const MAX_STATEMENTS = 256;
 // Connections: one transaction per mailbox at a time (group commit), so few are ever busy.
 const POOL_MAX = 4;
 const CUSTOM = '-c plan_cache_mode=force_custom_plan';
-
-/** The connection settings of knex's pool as node-postgres options, for pipeline mode. */
-function settingsOf(knex) {
-  const c = knex.client.connectionSettings || knex.client.config.connection;
-  // knex keeps a parsed URL's password non-enumerable (out of logs): copied by name.
-  const base = typeof c === 'string' ? { connectionString: c } : { ...c, password: c.password };
-  if (base.password === undefined) delete base.password;
-  base.options = base.options ? `${base.options} ${CUSTOM}` : CUSTOM;
-  return base;
-}
 
 // knex's `?` placeholders as `$n` (knex's own rule: a backslash-escaped `?` stays a `?`), and
 // the statement's name, per text: the append's texts repeat, so each is converted once.
@@ -69,7 +58,7 @@ function statementOf(sql) {
  */
 class PipelinedTransaction {
   /**
-   * @param {pg.PoolClient} client
+   * @param {import('pg').PoolClient} client
    * @param {import('knex').Knex} knex whose 'query' event reports each statement (the
    *   statement counts of tests: test-support statementsDuring)
    */
@@ -176,27 +165,10 @@ class AppendWriter {
     this.closed = false;
   }
 
-  /** The pool, opened at the first append. */
+  /** The pool of pipeline-mode clients, opened at the first append (side-pool.js). */
   open() {
     if (!this.pool) {
-      const settings = settingsOf(this.knex);
-      this.pool = new pg.Pool({
-        ...settings,
-        pipeline: true,
-        max: POOL_MAX,
-        // As the prepared reads' pool: an append waits for a connection no longer than
-        // knex's pool would let it (acquireConnectionTimeout, 60 s by default).
-        connectionTimeoutMillis:
-          settings.connectionTimeoutMillis ||
-          Number(this.knex.client && this.knex.client.config.acquireConnectionTimeout) ||
-          60000,
-        idleTimeoutMillis: loadConfig().dbIdleTimeoutMs,
-        // An idle connection never holds the process open.
-        allowExitOnIdle: true,
-      });
-      // A server restart or DROP DATABASE … FORCE ends idle connections: dropped, the next
-      // append opens a new one (an unhandled 'error' would end the process).
-      this.pool.on('error', () => {});
+      this.pool = sidePool(this.knex, { options: CUSTOM, max: POOL_MAX, pipeline: true });
     }
     return this.pool;
   }
@@ -212,38 +184,41 @@ class AppendWriter {
    */
   async transaction(fn) {
     if (this.closed) throw new Error('append writer closed');
-    const client = await this.open().connect();
-    const tx = new PipelinedTransaction(client, this.knex);
+    let tx = null;
     let drop = false;
-    // A checked-out client has no 'error' listener of the pool's: a backend ended between two
-    // statements (restart, failover, pg_terminate_backend) emitted an unhandled 'error' and
-    // ended the whole process. Kept as the transaction's failure: its next statement rejects.
-    const lost = (err) => {
-      tx.failed ??= err;
-      drop = true;
-    };
-    client.on('error', lost);
-    try {
-      const out = await fn(tx);
-      if (tx.open) throw new Error('append transaction not committed');
-      return out;
-    } catch (err) {
-      if (tx.failed) {
-        // PostgreSQL answered an error: closing the connection ends its transaction.
-        drop = true;
-      } else if (tx.open) {
-        // Not PostgreSQL's fault (no such mailbox, a refused route): the connection is fine.
+    return withClient(
+      this.open(),
+      async (client) => {
+        tx = new PipelinedTransaction(client, this.knex);
         try {
-          await tx.send('ROLLBACK');
-        } catch {
-          drop = true;
+          const out = await fn(tx);
+          if (tx.open) throw new Error('append transaction not committed');
+          return out;
+        } catch (err) {
+          if (tx.failed) {
+            // PostgreSQL answered an error: closing the connection ends its transaction.
+            drop = true;
+          } else if (tx.open) {
+            // Not PostgreSQL's fault (no such mailbox, a refused route): the connection is fine.
+            try {
+              await tx.send('ROLLBACK');
+            } catch {
+              drop = true;
+            }
+          }
+          throw err;
         }
-      }
-      throw err;
-    } finally {
-      client.off('error', lost);
-      client.release(drop || client.mgNames?.size >= MAX_STATEMENTS);
-    }
+      },
+      {
+        // A backend ended between two statements (restart, failover, pg_terminate_backend) is
+        // the transaction's failure: its next statement rejects (withClient keeps the
+        // process alive and closes the connection).
+        onLost: (err) => {
+          if (tx) tx.failed ??= err;
+        },
+        drop: (client) => drop || client.mgNames?.size >= MAX_STATEMENTS,
+      },
+    );
   }
 
   /** Closes the pool (service close). */

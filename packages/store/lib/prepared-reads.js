@@ -24,8 +24,7 @@
  * bounds PostgreSQL's and the driver's memory for them. Not on Citus (citus.js point 8).
  */
 
-const pg = require('pg');
-const { loadConfig } = require('@mailgate/core');
+const { sidePool, withClient } = require('./side-pool');
 const { perUserPartitions } = require('./citus');
 
 // Prepared statements one connection keeps before it is replaced (one per user and statement).
@@ -33,16 +32,6 @@ const MAX_STATEMENTS = 256;
 // Connections of the prepared pool: as many statements at once as the main pool's default.
 const POOL_MAX = 8;
 const GENERIC = '-c plan_cache_mode=force_generic_plan';
-
-/** The connection settings of knex's pool as node-postgres options, plan_cache_mode added. */
-function settingsOf(knex) {
-  const c = knex.client.connectionSettings || knex.client.config.connection;
-  // knex keeps a parsed URL's password non-enumerable (out of logs): copied by name.
-  const base = typeof c === 'string' ? { connectionString: c } : { ...c, password: c.password };
-  if (base.password === undefined) delete base.password;
-  base.options = base.options ? `${base.options} ${GENERIC}` : GENERIC;
-  return base;
-}
 
 class PreparedReads {
   /** @param {import('knex').Knex} knex the store's knex: its settings, and its query events */
@@ -52,30 +41,9 @@ class PreparedReads {
     this.closed = false;
   }
 
-  /** The pool, opened at the first statement. */
+  /** The pool, opened at the first statement (side-pool.js: settings, limits, errors). */
   open() {
-    if (!this.pool) {
-      const settings = settingsOf(this.knex);
-      this.pool = new pg.Pool({
-        ...settings,
-        max: POOL_MAX,
-        // A statement waits for a connection (all busy, or the server not answering) no longer
-        // than the connection's own setting or knex's pool (acquireConnectionTimeout, 60 s by
-        // default); without either a FETCH of `mailgate imap` would wait for ever.
-        connectionTimeoutMillis:
-          settings.connectionTimeoutMillis ||
-          Number(this.knex.client && this.knex.client.config.acquireConnectionTimeout) ||
-          60000,
-        // As the main pool's (MAILGATE_DB_IDLE_TIMEOUT_MS).
-        idleTimeoutMillis: loadConfig().dbIdleTimeoutMs,
-        // An idle connection never holds the process open (a caller that destroys only the
-        // knex pool, as tests do, still exits).
-        allowExitOnIdle: true,
-      });
-      // A server restart or DROP DATABASE … FORCE ends idle connections: the pool drops them
-      // and the next statement opens a new one (an unhandled 'error' would end the process).
-      this.pool.on('error', () => {});
-    }
+    if (!this.pool) this.pool = sidePool(this.knex, { options: GENERIC, max: POOL_MAX });
     return this.pool;
   }
 
@@ -90,26 +58,17 @@ class PreparedReads {
   async rows(name, text, values) {
     if (this.closed) throw new Error('prepared reads closed');
     this.knex.emit('query', { method: 'raw', sql: text, bindings: values, options: { name } });
-    const client = await this.open().connect();
-    let drop = false;
-    // As append-writer.js: a checked-out client has no pool 'error' listener, and a backend
-    // ended during the read must fail the read, not the process.
-    const lost = () => {
-      drop = true;
-    };
-    client.on('error', lost);
-    try {
-      if (!client.mgNames) client.mgNames = new Set();
-      client.mgNames.add(name);
-      const r = await client.query({ name, text, values });
-      return r.rows;
-    } catch (err) {
-      drop = true; // a broken connection is not given back
-      throw err;
-    } finally {
-      client.off('error', lost);
-      client.release(drop || client.mgNames.size >= MAX_STATEMENTS);
-    }
+    // A failed statement's connection is not given back (nor one past MAX_STATEMENTS).
+    return withClient(
+      this.open(),
+      async (client) => {
+        if (!client.mgNames) client.mgNames = new Set();
+        client.mgNames.add(name);
+        const r = await client.query({ name, text, values });
+        return r.rows;
+      },
+      { drop: (client, err) => err !== null || client.mgNames.size >= MAX_STATEMENTS },
+    );
   }
 
   /**
@@ -118,8 +77,7 @@ class PreparedReads {
    * @returns {Promise<Array<{name: string, generic_plans: number, custom_plans: number}>>}
    */
   async plans() {
-    const client = await this.open().connect();
-    try {
+    return withClient(this.open(), async (client) => {
       const r = await client.query(
         'SELECT name, generic_plans, custom_plans FROM pg_prepared_statements ORDER BY name',
       );
@@ -128,9 +86,7 @@ class PreparedReads {
         generic_plans: Number(x.generic_plans),
         custom_plans: Number(x.custom_plans),
       }));
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Closes the pool (service close). */

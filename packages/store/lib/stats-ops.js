@@ -144,7 +144,9 @@ async function analyzeUser(store, userId, opts = {}) {
  * into that user cost the PostgreSQL backend ~6 ms more: 11-12 ms of CPU per smtp-source
  * delivery against 3.8 with their statistics (bench/results/deliver-2026-11-28-warm, issue
  * 32). The cost was per transaction (10 sessions' group commits paid 2.2 ms a message), i.e.
- * in planning the append's statements.
+ * in planning the append's statements. thread_keys holds every user's rows: its ANALYZE samples
+ * (bounded by default_statistics_target, not by its size), and imports ending at once take turns
+ * on its lock (ShareUpdateExclusive), as they would behind autovacuum.
  * @param {number} id the user's id (an integer, checked by the caller)
  */
 function statsTables(id) {

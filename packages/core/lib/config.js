@@ -16,7 +16,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  *   adminToken: string|null, port: number, host: string, logLevel: string,
  *   importWorkers: number, batchSize: number, parseTimeMs: number, parseMemoryMb: number,
  *   renderWorkers: number, dbIdleTimeoutMs: number, corsOrigins: string[],
- *   listCacheRows: number, imapBodyCacheMb: number, imapListViewCacheMb: number, pgPreparedReads: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
+ *   listCacheRows: number, imapBodyCacheMb: number, imapListViewCacheMb: number, imapWarmUp: number, pgPreparedReads: number, scrypt: {n: number, r: number, p: number}, userConcurrency: number,
  *   userQueue: number, userWaitMs: number, maxSubstringTerms: number, maxUids: number,
  *   migrate: {perHost: number, rate: number, retries: number, backoffSeconds: number,
  *   expireSeconds: number}}}
@@ -70,6 +70,9 @@ function loadConfig(env = process.env) {
     65536,
     problems,
   );
+  // A new IMAP server process runs its list-view and ENVELOPE paths over a synthetic in-memory
+  // mailbox before it listens (issue 35.3; imap warm-up.js); 0 = off.
+  const imapWarmUp = intVar(env, 'MAILGATE_IMAP_WARM_UP', 1, 0, 1, problems);
   // Hot reads (IMAP FETCH's read of message bytes) as prepared statements with kept generic
   // plans, on a pool of their own (issue 35.4; store prepared-reads.js); 0 = off.
   const pgPreparedReads = intVar(env, 'MAILGATE_PG_PREPARED_READS', 1, 0, 1, problems);
@@ -122,6 +125,7 @@ function loadConfig(env = process.env) {
     listCacheRows,
     imapBodyCacheMb,
     imapListViewCacheMb,
+    imapWarmUp,
     pgPreparedReads,
     mboxLockWaitMs,
     dbIdleTimeoutMs,

@@ -17,6 +17,7 @@ const { BodyCache } = require('./body-cache');
 const { ListViewCache } = require('./list-view-cache');
 const { MailboxWatcher } = require('./watcher');
 const { checkRoutes, closeRelayed } = require('./proxy');
+const { warmUp } = require('./warm-up');
 
 // Before authentication a client needs a few short lines (CAPABILITY, STARTTLS, ID, LOGIN or
 // AUTHENTICATE): literals, lines and the whole exchange are kept small, as Dovecot's login
@@ -79,6 +80,8 @@ class ImapServer {
    * @param {{maxBytes: number, userBytes?: number}} [opts.listViewCache] the bounds of the
    *   cache of packed list-view reads (list-view-cache.js); default
    *   MAILGATE_IMAP_LIST_VIEW_CACHE_MB
+   * @param {boolean} [opts.warmUp] run the warm-up (warm-up.js) before the first listen;
+   *   default MAILGATE_IMAP_WARM_UP
    */
   constructor(opts) {
     this.service = opts.service;
@@ -100,6 +103,9 @@ class ImapServer {
     this.tlsOptions = opts.tls || null;
     this.tlsContext = opts.tls ? tls.createSecureContext(opts.tls) : null;
     this.sessions = new Set();
+    // The warm-up before the first listen (warm-up.js): MAILGATE_IMAP_WARM_UP, or opts.warmUp.
+    this.warmUpOn = opts.warmUp ?? loadConfig().imapWarmUp === 1;
+    this.warmed = null;
     // Sessions not authenticated yet, oldest first (Set order), and their count per address.
     this.preauth = new Set();
     this.preauthPerAddress = new Map();
@@ -177,6 +183,11 @@ class ImapServer {
   async listen(o = {}) {
     const implicit = Boolean(o.implicitTls);
     if (implicit && !this.tlsContext) throw new Error('implicit TLS needs a certificate');
+    // Once, before the first listener: the first client meets compiled code (warm-up.js).
+    if (this.warmUpOn) {
+      if (!this.warmed) this.warmed = warmUp(this);
+      await this.warmed;
+    }
     const srv = implicit
       ? tls.createServer({ ...this.tlsOptions }, (s) => this.accept(s, true))
       : net.createServer((s) => this.accept(s, false));

@@ -25,6 +25,10 @@ const { UserGate } = require('./user-gate');
 const { createTransfer, checkExportTarget } = require('./transfer');
 const { createFleet } = require('./fleet');
 const { parseRelayTarget, relayTargetText } = require('./relay');
+const { WarmUpBackend } = require('./warm-up');
+
+// The user gate's name for the warm-up mailbox: a user name never holds a NUL.
+const WARM_UP_OWNER = '\0warm-up';
 
 /** Backend kinds openBackend knows. */
 const KINDS = Object.freeze(['pg', 'es', 'mbox', 'maildir', 'imap']);
@@ -343,6 +347,27 @@ class MailService {
    */
   load() {
     return { pool: this.store.poolStats(), users: this.gate.summary() };
+  }
+
+  /**
+   * The synthetic in-memory mailbox a new server process warms its list-view and ENVELOPE
+   * paths on (warm-up.js): no user's mail, no database. Behind a user gate of its own name
+   * (one no user can have: it holds a NUL), as a user's backend is, so the gate's path is
+   * warmed too.
+   * @returns {object} a backend of one mailbox, INBOX
+   */
+  warmUpBackend() {
+    return this.gate.guard(new WarmUpBackend(), WARM_UP_OWNER);
+  }
+
+  /**
+   * Readies the pool's connections for a first list view or ENVELOPE fetch (store
+   * warmImapReads: the packed reads for user id 0, which no user has): no row of any user is
+   * read, nothing is written.
+   * @param {{connections?: number}} [opts]
+   */
+  async warmUpReads(opts = {}) {
+    await this.store.warmImapReads(opts);
   }
 
   /**

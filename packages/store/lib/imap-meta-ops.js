@@ -11,7 +11,7 @@
  */
 
 const { errors } = require('@mailgate/core');
-const { inMailbox, mustExist, isName } = require('./mailbox-ref');
+const { inMailbox, mustExist, isName, byName } = require('./mailbox-ref');
 const { decodeRaw } = require('./raw-codec');
 
 /** The kept values besides size (columns of message_imap), each readable alone. */
@@ -129,6 +129,17 @@ async function getImapFieldsRange(store, userId, mailbox, lo, hi, part = 'fields
     'n',
   );
   mustExist(mailbox, mb);
+  return packRows(rows);
+}
+
+/**
+ * The rows of the packed read (k, n, uids, sizes, lens, text: as getImapFieldsRange's statement
+ * answers them) joined into one text and four typed arrays, in uid order. Pure: the server's
+ * warm-up (warmImapReads, the service's warm-up backend) runs it over synthetic rows too.
+ * @param {Array<{k: number|string, n: number|string, uids: string, sizes: string, lens: string, text: string|null}>} rows
+ * @returns {{uids: Float64Array, sizes: Uint32Array, starts: Uint32Array, ends: Uint32Array, text: string}}
+ */
+function packRows(rows) {
   rows.sort((a, b) => Number(a.k) - Number(b.k));
   let n = 0;
   for (const x of rows) n += Number(x.n);
@@ -301,4 +312,38 @@ async function putImapMeta(store, userId, list) {
   });
 }
 
-module.exports = { getImapMeta, getImapFieldsRange, messagesWithoutImapMeta, putImapMeta };
+/**
+ * Readies this process's connections for the first list view and ENVELOPE fetch (issue 35.3,
+ * the IMAP server's warm-up): the packed reads of both values run once for user id 0, which no
+ * user has (ids start at 1), so they read no user's rows and write nothing. What they leave
+ * behind is a backend's catalog caches for the tables and the partition descriptors the
+ * planner prunes by (built at a backend's first statement on a partitioned table, per
+ * backend), and knex's and the driver's code paths compiled. `connections` reads run at once,
+ * so that as many pooled connections are readied.
+ * @param {import('./pg-store').PgStore} store
+ * @param {{connections?: number}} [opts] default 2
+ * @returns {Promise<void>}
+ */
+async function warmImapReads(store, opts = {}) {
+  const n = Math.max(1, opts.connections || 2);
+  const one = async () => {
+    for (const part of ['fields', 'envelope']) {
+      try {
+        await getImapFieldsRange(store, 0, byName('INBOX'), 1, 1, part);
+      } catch (err) {
+        // The expected answer: user 0 has no INBOX.
+        if (!err || err.code !== 'MAILBOX_NOT_FOUND') throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: n }, one));
+}
+
+module.exports = {
+  getImapMeta,
+  getImapFieldsRange,
+  packRows,
+  warmImapReads,
+  messagesWithoutImapMeta,
+  putImapMeta,
+};

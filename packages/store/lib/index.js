@@ -13,6 +13,7 @@ const { hashToken } = require('./tokens');
 const { threadIds, baseSubject } = require('./thread-ops');
 const { HealthProbe } = require('./health-probe');
 const { byName } = require('./mailbox-ref');
+const { packRows: packImapRows } = require('./imap-meta-ops');
 const { openDatabase, MIGRATIONS_DIR } = require('./db');
 const { EmbeddedPostgres } = require('./embedded-pg');
 
@@ -26,6 +27,7 @@ module.exports = {
   baseSubject,
   HealthProbe,
   byName,
+  packImapRows,
   openDatabase,
   MIGRATIONS_DIR,
   EmbeddedPostgres,

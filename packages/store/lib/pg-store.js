@@ -186,7 +186,13 @@ const CONCERNS = {
   // the IMAP server's stored metadata (imap-meta-ops.js)
   imapMeta: [
     imapMeta,
-    ['getImapMeta', 'getImapFieldsRange', 'messagesWithoutImapMeta', 'putImapMeta'],
+    [
+      'getImapMeta',
+      'getImapFieldsRange',
+      'warmImapReads',
+      'messagesWithoutImapMeta',
+      'putImapMeta',
+    ],
   ],
   // fleet migration jobs (fleet-ops.js)
   fleet: [

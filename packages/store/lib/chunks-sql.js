@@ -4,9 +4,22 @@ const { likeEscape } = require('@mailgate/query');
 const { checkedOwner } = require('./owner-sql');
 
 /*
- * How a substring term over the header or body text reads `message_chunks`: the lower-cased
- * text cut into overlapping pieces, trigram-indexed (migrations/20261125220000_message_chunks.js,
- * which says why). Passed to @mailgate/query compileSql as its `substring` option.
+ * How a substring term over the header or body text (`text:`, `body:`: IMAP SEARCH TEXT/BODY)
+ * is answered. Passed to @mailgate/query compileSql as its `substring` option. Owns that SQL;
+ * never tokenizes a text itself (the insert trigger does, migrations/20261203310100_word_vocabulary.js,
+ * which says why the answers are exact).
+ *
+ *  - A pattern of 3 or more ASCII letters and digits, over header and body (`text:`): the words
+ *    of the user's vocabulary (message_vocab, trigram GIN) that contain it, then the messages
+ *    whose vector (message_words, GIN) holds one of them, as a word or as a substring-only
+ *    lexeme. No text is read, except the pieces of the few messages whose vector is marked
+ *    partial (over its limits), LIKEd by primary key.
+ *  - Any other pattern with such a run of 3 or more (`body:`, `foo.bar`, `john smith`, non-ASCII
+ *    letters): the messages holding a word that contains each run (up to three, the longest),
+ *    and the partial ones, each confirmed by LIKE on its own pieces (message_chunks: the
+ *    lower-cased text in overlapping pieces, migrations/20261125220000_message_chunks.js).
+ *  - A pattern without such a run, or whose every run is in more than VOCAB_CAP words (`e`,
+ *    `the`): LIKE over the pieces of the mailbox.
  */
 
 // The migrations' cut, repeated (a migration's text stays as it ran): a new piece every
@@ -18,6 +31,15 @@ const PIECE_STEP = 3800;
 const PIECE_OVERLAP = 250;
 const EXACT_MAX = PIECE_OVERLAP + 1;
 
+// Past this many vocabulary words a run narrows too little to be worth a query of that many
+// lexemes: the pieces are read instead.
+const VOCAB_CAP = 2000;
+// The runs of a pattern that look up the vocabulary: what a trigram index can narrow (3 or
+// more characters), and only ASCII letters and digits, which PostgreSQL's lower() (C locale)
+// and JavaScript's toLowerCase agree on.
+const RUN = /[a-z0-9]{3,}/g;
+const MAX_RUNS = 3;
+
 const KIND = Object.freeze({ header_text: 0, body_text: 1 });
 
 /**
@@ -25,9 +47,9 @@ const KIND = Object.freeze({ header_text: 0, body_text: 1 });
  * @param {number} userId the owner, bound: the subquery is then uncorrelated (see wordsIn)
  * @param {string} [mailboxColumn] a column the surrounding query equates with the message's
  *   mailbox (`b.id`): a term every hit must meet is then looked up in that one mailbox first
- * @param {{alone?: {answered: boolean}}} [opts] alone: as wordsIn's; a term the pieces answer
- *   exactly (a pattern of 1 to EXACT_MAX bytes) becomes the bare `SELECT DISTINCT uid`, any
- *   other the usual test (and `alone.answered` stays unset)
+ * @param {{alone?: {answered: boolean}}} [opts] alone: as wordsIn's; a term answered exactly
+ *   without its row (a pattern of 1 to EXACT_MAX bytes) becomes a bare `SELECT uid`, any other
+ *   the usual test (and `alone.answered` stays unset)
  * @returns {Function} `({alias, columns, value, bind, top, columnsLike}) → SQL`
  */
 function chunksIn(userId, mailboxColumn, opts = {}) {
@@ -45,28 +67,68 @@ function chunksIn(userId, mailboxColumn, opts = {}) {
       if (bytes > EXACT_MAX) break;
       probe += ch;
     }
-    // Placeholders are positional: bound in text order.
-    const u = bind(owner);
-    // Both kinds: no test (there are only the two). A kind is our constant, not user input.
+    const runs = (value.match(RUN) || []).sort((a, b) => b.length - a.length).slice(0, MAX_RUNS);
+    // Exact from the vectors: the pattern is one run, and both texts are searched (a vector
+    // does not tell the header's words from the body's).
+    const exact = runs.length === 1 && runs[0] === value && kinds.length === 2;
     const kind = kinds.length === 1 ? ` AND c.kind = ${kinds[0]}` : '';
-    let sql;
+    // The uids of the one mailbox (a term every hit meets, or the bare answer), or the
+    // (mailbox, uid) pairs of the user.
+    const inMailbox = Boolean(mailboxColumn) && Boolean(top || opts.alone);
+    // Placeholders are positional: every bind() call is made where its placeholder stands.
+    const u = () => bind(owner);
+    const where = (t) =>
+      inMailbox ? `${t}.mailbox_id = ${mailboxColumn}` : `${t}.mailbox_id IS NOT NULL`;
+    const pieceLike = (t) =>
+      `EXISTS (SELECT 1 FROM message_chunks c WHERE c.user_id = ${u()} ` +
+      `AND c.mailbox_id = ${t}.mailbox_id AND c.uid = ${t}.uid${kind} ` +
+      `AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)})`;
+    const out = inMailbox || opts.alone ? 'uid' : 'mailbox_id, uid';
+    let uids;
+    if (!runs.length) {
+      uids =
+        `SELECT DISTINCT c.${out.replace(', ', ', c.')} FROM message_chunks c ` +
+        `WHERE c.user_id = ${u()} AND ${where('c')}${kind} ` +
+        `AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)}`;
+    } else {
+      // The runs' query once (a materialized CTE read by InitPlans): NULL when every run is in
+      // too many words.
+      let q = null;
+      for (const r of runs) {
+        const one =
+          `mailgate_vocab_query(ARRAY(SELECT v.word FROM message_vocab v WHERE v.user_id = ${u()} ` +
+          `AND v.word LIKE ${bind(`%${r}%`)} LIMIT ${VOCAB_CAP + 1}), ${VOCAB_CAP})`;
+        q = q ? `mailgate_tsquery_and(${q}, ${one})` : one;
+      }
+      const w = `w.${out.replace(', ', ', w.')}`;
+      const c = `c.${out.replace(', ', ', c.')}`;
+      uids = `WITH q AS MATERIALIZED (SELECT ${q} AS q) `;
+      if (exact) {
+        // Every vector holding a word that contains the pattern is a hit; the partial ones
+        // are read.
+        uids +=
+          `SELECT ${w} FROM message_words w WHERE w.user_id = ${u()} AND ${where('w')} ` +
+          `AND w.tsv @@ (SELECT q FROM q) UNION ` +
+          `SELECT ${w} FROM message_words w WHERE w.user_id = ${u()} AND ${where('w')} ` +
+          `AND w.tsv @@ mailgate_partial() AND ${pieceLike('w')} UNION `;
+      } else {
+        uids +=
+          `SELECT ${w} FROM message_words w WHERE w.user_id = ${u()} AND ${where('w')} ` +
+          `AND w.tsv @@ ((SELECT q FROM q) || mailgate_partial()) AND ${pieceLike('w')} UNION `;
+      }
+      uids +=
+        `SELECT DISTINCT ${c} FROM message_chunks c WHERE (SELECT q FROM q) IS NULL ` +
+        `AND c.user_id = ${u()} AND ${where('c')}${kind} ` +
+        `AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)}`;
+    }
     if (opts.alone && probe === value) {
       opts.alone.answered = true;
-      return (
-        `SELECT DISTINCT c.uid FROM message_chunks c WHERE c.user_id = ${u} ` +
-        `AND c.mailbox_id = ${mailboxColumn}${kind} AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)}`
-      );
+      return uids;
     }
-    if (top && mailboxColumn) {
-      // The uids first, then messages probed by primary key (as wordsIn, same measurements).
-      sql =
-        `${alias}.uid = ANY(ARRAY(SELECT c.uid FROM message_chunks c WHERE c.user_id = ${u} ` +
-        `AND c.mailbox_id = ${mailboxColumn}${kind} AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)}))`;
-    } else {
-      sql =
-        `(${alias}.mailbox_id, ${alias}.uid) IN (SELECT c.mailbox_id, c.uid FROM message_chunks c ` +
-        `WHERE c.user_id = ${u}${kind} AND c.t LIKE ${bind(`%${likeEscape(probe)}%`)})`;
-    }
+    // The uids first, then messages probed by primary key (as wordsIn, same measurements).
+    const sql = inMailbox
+      ? `${alias}.uid = ANY(ARRAY(${uids}))`
+      : `(${alias}.mailbox_id, ${alias}.uid) IN (${uids})`;
     if (probe === value) return sql;
     // A longer pattern: its prefix finds the candidates (every text that holds the pattern
     // holds it), the full text decides: reassembled from the pieces, the one place it is kept
@@ -105,4 +167,4 @@ function textOf(alias, kind, user) {
   );
 }
 
-module.exports = { chunksIn, textOf, PIECE_STEP, PIECE_OVERLAP, EXACT_MAX };
+module.exports = { chunksIn, textOf, PIECE_STEP, PIECE_OVERLAP, EXACT_MAX, VOCAB_CAP };

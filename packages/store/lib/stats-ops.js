@@ -153,6 +153,7 @@ function statsTables(id) {
   return [
     `messages_u${id}`,
     `message_words_u${id}`,
+    `message_vocab_u${id}`,
     `message_chunks_u${id}`,
     `message_sources_u${id}`,
     `message_imap_u${id}`,

@@ -17,6 +17,7 @@ const { validateUserName } = require('./names');
 const PARTITIONED = [
   'messages',
   'message_words',
+  'message_vocab',
   'message_chunks',
   'message_sources',
   'message_imap',

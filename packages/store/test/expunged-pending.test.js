@@ -321,7 +321,7 @@ test('migration: hidden rows already in the database are counted on the way up',
     await k.migrate.down(name);
     const { id, boxes } = await userAsBefore(k, {
       mailboxes: ['INBOX', 'Trash', 'Empty'],
-      partitions: ['messages', 'message_words', 'message_chunks'],
+      partitions: ['messages', 'message_words', 'message_vocab', 'message_chunks'],
     });
     const insert = (mb, uid, expunged) =>
       k.raw(

@@ -28,7 +28,7 @@ const onCitus = singlePostgresOnly(
     const {
       id,
       boxes: [mb],
-    } = await userAsBefore(k, { partitions: ['messages', 'message_words'] });
+    } = await userAsBefore(k, { partitions: ['messages', 'message_words', 'message_vocab'] });
     const long = Array.from({ length: 500 }, (_, i) => `w${i}`).join(' '); // 2,389 characters
     const insert = (uid, header, body) =>
       k.raw(

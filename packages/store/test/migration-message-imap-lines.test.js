@@ -32,7 +32,7 @@ const onCitus = singlePostgresOnly(__filename, 'per-user LIST partitions of a us
       id,
       boxes: [mb],
     } = await userAsBefore(k, {
-      partitions: ['messages', 'message_words', 'message_chunks', 'message_imap'],
+      partitions: ['messages', 'message_words', 'message_vocab', 'message_chunks', 'message_imap'],
     });
     // Lines with 8-bit characters (latin1, as kept) and folded lines; rows written out of order.
     const lines = (uid) => `Subject: s${uid} \xe9\r\n\tfolded\r\nFrom: a@b\r\n`;

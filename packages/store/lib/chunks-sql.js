@@ -96,7 +96,7 @@ function chunksIn(userId, mailboxColumn, opts = {}) {
       let q = null;
       for (const r of runs) {
         const one =
-          `mailgate_vocab_query(ARRAY(SELECT v.word FROM message_vocab v WHERE v.user_id = ${u()} ` +
+          `mailgate_vocab_query(ARRAY(SELECT DISTINCT v.word FROM message_vocab v WHERE v.user_id = ${u()} ` +
           `AND v.word LIKE ${bind(`%${r}%`)} LIMIT ${VOCAB_CAP + 1}), ${VOCAB_CAP})`;
         q = q ? `mailgate_tsquery_and(${q}, ${one})` : one;
       }

@@ -30,9 +30,9 @@
  * its tsquery comes from the parser, which never yields U+0001 or U+0002.
  *
  * The vocabulary is kept by a trigger on message_words (every write path writes the vector
- * there: import, APPEND/LMTP, COPY/MOVE, the update trigger), in word order so that concurrent
- * writers of one user take the new words' index entries in one order. Words of expunged mail
- * stay (the vocabulary is a superset: the vectors decide). Per user partitions as the other
+ * there: import, APPEND/LMTP, COPY/MOVE, the update trigger), without a unique key, so that no
+ * writer ever waits for another (see VOCAB_ADD). Words of expunged mail stay (the vocabulary is
+ * a superset: the vectors decide). Per user partitions as the other
  * tables (user-ops.js createPartitions); on Citus one DEFAULT partition distributed by user_id
  * and co-located (citus.js), the trigger running on the shard like the others (point 4).
  *
@@ -99,15 +99,23 @@ const PARTIAL = `
     CREATE OR REPLACE FUNCTION mailgate_partial() RETURNS tsquery
       LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT E'''\\x02p'''::tsquery $$`;
 
+// The vector's words the vocabulary lacks, added. No unique key: an INSERT … ON CONFLICT waits
+// for every other transaction inserting the same new word, and two import batches (or a batch
+// and a delivery) that insert their messages' words in different orders deadlocked. Here
+// nothing waits: two transactions that meet the same new word at once both add it, and the
+// copy is harmless (the search reads DISTINCT words).
 const VOCAB_ADD = `
     CREATE OR REPLACE FUNCTION mailgate_vocab_add() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      ws text[] := ARRAY(
+        SELECT CASE WHEN left(x, 1) = E'\\x01' THEN substr(x, 2) ELSE x END
+          FROM unnest(tsvector_to_array(NEW.tsv)) AS x WHERE x <> E'\\x02p');
     BEGIN
       INSERT INTO message_vocab (user_id, word)
-        SELECT NEW.user_id, CASE WHEN left(x, 1) = E'\\x01' THEN substr(x, 2) ELSE x END AS w
-          FROM unnest(tsvector_to_array(NEW.tsv)) AS x
-         WHERE x <> E'\\x02p'
-         ORDER BY 2
-        ON CONFLICT DO NOTHING;
+        SELECT NEW.user_id, n.w FROM (
+          SELECT w FROM unnest(ws) AS w
+          EXCEPT
+          SELECT v.word FROM message_vocab v WHERE v.user_id = NEW.user_id AND v.word = ANY(ws)) n;
       RETURN NULL;
     END $$`;
 
@@ -171,10 +179,12 @@ exports.up = async function up(knex) {
   await knex.raw(`
     CREATE TABLE message_vocab (
       user_id int NOT NULL,
-      word text NOT NULL,
-      PRIMARY KEY (user_id, word)
+      word text NOT NULL
     ) PARTITION BY LIST (user_id)`);
-  await knex.raw('CREATE INDEX message_vocab_word_trgm ON message_vocab USING gin (word gin_trgm_ops)');
+  await knex.raw('CREATE INDEX message_vocab_word_idx ON message_vocab (user_id, word)');
+  await knex.raw(
+    'CREATE INDEX message_vocab_word_trgm ON message_vocab USING gin (word gin_trgm_ops)',
+  );
   if (citus) {
     await distributeTable(knex, 'message_vocab');
   } else {

@@ -23,7 +23,9 @@ const onCitus = singlePostgresOnly(__filename, 'per-user LIST partitions of a us
     const {
       id,
       boxes: [mb],
-    } = await userAsBefore(k, { partitions: ['messages', 'message_words', 'message_vocab', 'message_chunks'] });
+    } = await userAsBefore(k, {
+      partitions: ['messages', 'message_words', 'message_vocab', 'message_chunks'],
+    });
     const insert = (uid, meta) =>
       k.raw(
         `INSERT INTO messages (user_id, mailbox_id, uid, modseq, content_hash, internal_date, size,

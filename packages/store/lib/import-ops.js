@@ -680,12 +680,15 @@ async function ginIndexes(store, userId) {
        JOIN pg_class c ON c.oid = i.inhrelid
        JOIN pg_index x ON x.indexrelid = c.oid
        JOIN pg_am a ON a.oid = c.relam
-      WHERE a.amname = 'gin' AND (c.relname LIKE ? OR c.relname LIKE ? OR c.relname LIKE ?)
+      WHERE a.amname = 'gin' AND c.relname LIKE ANY(?::text[])
       ORDER BY pg_relation_size(c.oid) DESC`,
     [
-      `messages\\_u${Number(userId)}\\_%`,
-      `message\\_words\\_u${Number(userId)}\\_%`,
-      `message\\_chunks\\_u${Number(userId)}\\_%`,
+      [
+        `messages\\_u${Number(userId)}\\_%`,
+        `message\\_words\\_u${Number(userId)}\\_%`,
+        `message\\_vocab\\_u${Number(userId)}\\_%`,
+        `message\\_chunks\\_u${Number(userId)}\\_%`,
+      ],
     ],
   );
   return r.rows;

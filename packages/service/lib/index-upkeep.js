@@ -43,7 +43,8 @@
 
 /** New mail (bytes) after which each table's GIN indexes of the user are merged. */
 const MERGE_AFTER = Object.freeze({
-  message_chunks: 448 * 1024,
+  // (message_chunks: 448 KiB, until its trigram index was dropped by
+  // 20261203310100_word_vocabulary.js: substring search reads the word vocabulary now.)
   message_words: 1280 * 1024,
   messages: 4096 * 1024,
 });

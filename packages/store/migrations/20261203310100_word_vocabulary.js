@@ -230,7 +230,10 @@ exports.up = async function up(knex) {
 
 exports.down = async function down(knex) {
   const citus = await isCitus(knex);
-  if (citus) await knex.raw("SET LOCAL citus.multi_shard_modify_mode = 'sequential'");
+  if (citus) {
+    await knex.raw("SET LOCAL citus.multi_shard_modify_mode = 'sequential'");
+    await knex.raw('SET LOCAL citus.enable_unsafe_triggers = on');
+  }
   await knex.raw('CREATE INDEX message_chunks_t_trgm ON message_chunks USING gin (t gin_trgm_ops)');
   await knex.raw('DROP TRIGGER IF EXISTS message_vocab_added ON message_words');
   await knex.raw('DROP TRIGGER IF EXISTS message_vocab_changed ON message_words');

@@ -238,29 +238,69 @@ const ALL_PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
 /**
  * One kept value (`part`: the list-view header lines, or the ENVELOPE) and the sizes of the
  * messages with uid in [lo, hi], packed (service getImapFieldsRange: one statement, a row per
- * 512 uids): from the server's list-view cache when an
- * earlier read of this mailbox covered the range, else read and offered to it
- * (list-view-cache.js: bounded in bytes, a quarter per user). Kept as read, a large string and
- * three typed arrays, not an object per message: the garbage collector has little to copy
- * (issue 35.3). A uid's lines never change; a message kept after the read (a backfill) is
- * missing from it and is derived by the caller, as any message without kept lines.
+ * 512 uids), handed to `onPart` in uid order: from the server's list-view cache in one part
+ * when an earlier read of this mailbox covered the range, else as PostgreSQL sends the rows
+ * (one part per row), so that the caller writes the first responses while the rest is still
+ * being read, then kept whole in the cache (list-view-cache.js: bounded in bytes, a quarter per
+ * user), joined after the caller is done. Kept as read, a large string and typed arrays, not an
+ * object per message: the garbage collector has little to copy (issue 35.3). A uid's lines
+ * never change; a message kept after the read (a backfill) is missing from it and is derived
+ * by the caller, as any message without kept lines.
  * @param {object} be the session's MailBackend (has getImapFieldsRange)
  * @param {{name: string, uidvalidity: number, identity?: string|null}} view
  * @param {string} user
  * @param {number} lo
  * @param {number} hi
- * @param {import('./list-view-cache').ListViewCache|null} [cache] the server's
- * @param {'fields'|'envelope'} [part] default fields
- * @returns {Promise<{uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}>}
+ * @param {import('./list-view-cache').ListViewCache|null} cache the server's
+ * @param {'fields'|'envelope'} part
+ * @param {(packed: {uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}) => Promise<void>} onPart
+ * @returns {Promise<void>}
  */
-async function packedFields(be, view, user, lo, hi, cache = null, part = 'fields') {
+async function packedFields(be, view, user, lo, hi, cache, part, onPart) {
   // The value read is part of the key: a list view's reads and an ENVELOPE fetch's are apart.
   const scope = `${mailboxScope(user, view)}\0${part}`;
   const hit = cache && cache.get(user, scope, lo, hi);
-  if (hit) return hit;
-  const packed = await be.getImapFieldsRange(view.name, lo, hi, part);
-  if (cache) cache.set(user, scope, lo, hi, packed);
-  return packed;
+  if (hit) return onPart(hit);
+  const parts = [];
+  const take = (p) => {
+    parts.push(p);
+    return onPart(p);
+  };
+  // A backend that answers in one piece (no onPart) returns the whole read.
+  const whole = await be.getImapFieldsRange(view.name, lo, hi, part, { onPart: take });
+  if (whole) await take(whole);
+  // Joined once the caller has written its answer (a few ms for a large mailbox).
+  if (cache && cache.enabled) setImmediate(() => cache.set(user, scope, lo, hi, joinPacked(parts)));
+}
+
+/**
+ * Parts of a packed read (ascending, disjoint uids) as one: typed arrays concatenated, texts
+ * joined, each part's offsets moved by the characters before it.
+ */
+function joinPacked(parts) {
+  if (parts.length === 1) return parts[0];
+  let n = 0;
+  for (const p of parts) n += p.uids.length;
+  const uids = new Float64Array(n);
+  const sizes = new Uint32Array(n);
+  const starts = new Uint32Array(n);
+  const ends = new Uint32Array(n);
+  const texts = [];
+  let at = 0;
+  let chars = 0;
+  for (const p of parts) {
+    const m = p.uids.length;
+    uids.set(p.uids, at);
+    sizes.set(p.sizes, at);
+    for (let i = 0; i < m; i++) {
+      starts[at + i] = p.starts[i] + chars;
+      ends[at + i] = p.ends[i] + chars;
+    }
+    texts.push(p.text);
+    chars += p.text.length;
+    at += m;
+  }
+  return { uids, sizes, starts, ends, text: texts.join('') };
 }
 
 module.exports = {
@@ -273,5 +313,6 @@ module.exports = {
   metaFor,
   derivedMeta,
   packedFields,
+  joinPacked,
   MetaCache,
 };

@@ -202,6 +202,29 @@ test(
 );
 
 test(
+  'a client gone in the middle of a list view: the rest of the read is dropped, the server serves the next one whole',
+  async () => {
+    if (skip()) return;
+    await forget();
+    const want = await fromBytes(`FETCH 1:* (${LIST})`);
+    await forget();
+    // The list view is written part by part as PostgreSQL sends its rows (fetch.js
+    // writeListView): this client leaves after the first response.
+    const c = await RawClient.connect(env.port);
+    await c.cmd('a', `LOGIN lv "${PW.lv}"`);
+    await c.cmd('b', 'EXAMINE INBOX');
+    c.write(`c FETCH 1:* (${LIST})\r\n`);
+    await c.waitFor(/^\* 1 FETCH /m, WAIT_MS);
+    c.close();
+    await forget();
+    const got = perMessage((await fetchCounted(`FETCH 1:* (${LIST})`)).text);
+    expect(got).toHaveLength(want.length);
+    for (let i = 0; i < got.length; i++) expect(got[i]).toBe(want[i]);
+  },
+  TEST_MS,
+);
+
+test(
   'messages without kept lines (a database not backfilled) are derived in the same answer',
   async () => {
     if (skip()) return;

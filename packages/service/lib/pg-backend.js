@@ -456,10 +456,12 @@ class PgBackend extends MailBackend {
    * @param {number} lo
    * @param {number} hi
    * @param {'fields'|'envelope'|'body'|'bodystructure'} [part] default fields
-   * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, starts: Uint32Array, ends: Uint32Array, text: string}>}
+   * @param {{onPart?: (packed: object) => (void|Promise<void>)}} [opts] onPart: the read
+   *   handed over in parts, in uid order, as PostgreSQL sends them (resolves to undefined)
+   * @returns {Promise<{uids: Float64Array, sizes: Uint32Array, starts: Uint32Array, ends: Uint32Array, text: string}|undefined>}
    */
-  async getImapFieldsRange(mailbox, lo, hi, part = 'fields') {
-    return this.store.getImapFieldsRange(this.user.id, byName(mailbox), lo, hi, part);
+  async getImapFieldsRange(mailbox, lo, hi, part = 'fields', opts = {}) {
+    return this.store.getImapFieldsRange(this.user.id, byName(mailbox), lo, hi, part, opts);
   }
 }
 

@@ -142,7 +142,7 @@ class WarmUpBackend {
    * The packed read (pg-backend getImapFieldsRange): rows of CHUNK_UIDS uids as the store's
    * statement answers them, packed by the store's own code.
    */
-  async getImapFieldsRange(mailbox, lo, hi, part = 'fields') {
+  async getImapFieldsRange(mailbox, lo, hi, part = 'fields', opts = {}) {
     this.mailbox(mailbox);
     const groups = new Map();
     for (let uid = Math.max(1, lo); uid <= Math.min(hi, MESSAGES); uid++) {
@@ -164,7 +164,10 @@ class WarmUpBackend {
       lens: g.lens.join(','),
       text: g.text.join(''),
     }));
-    return packImapRows(rows);
+    if (!opts.onPart) return packImapRows(rows);
+    // In parts, one per row, as the store hands them over (imap-meta-ops.js partsAsRead).
+    for (const row of rows) await opts.onPart(packImapRows([row]));
+    return undefined;
   }
 
   /** MAILBOX_NOT_FOUND for anything but the one mailbox (the warm-up asks for no other). */

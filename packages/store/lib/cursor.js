@@ -1,6 +1,7 @@
 'use strict';
 
 const Cursor = require('pg-cursor');
+const { Query } = require('pg');
 
 /*
  * Server-side cursors on the store's knex pool, safe against a connection lost mid-read:
@@ -116,4 +117,95 @@ function closeCursor(client, cursor) {
   });
 }
 
-module.exports = { cursorBatches, readyFor, connectionLost, closeCursor, CURSOR_BATCH };
+/**
+ * A statement's rows handed to `onRow` one at a time as PostgreSQL sends them (no cursor: the
+ * statement runs to its end without waiting for the consumer), on a pooled connection held
+ * until PostgreSQL's ReadyForQuery. For reads of a few large rows whose consumer has work per
+ * row (the IMAP list view's packed read, issue 35.3): it works on the first rows while
+ * PostgreSQL still aggregates and sends the rest, where a plain statement hands over nothing
+ * before the last row. `onRow` may be async: rows arriving meanwhile wait in order. When
+ * `onRow` throws, the remaining rows are read and dropped (the statement cannot be stopped),
+ * then the error is thrown; a failed statement or a lost connection rejects, and a connection
+ * in an unknown state is discarded, not given back busy.
+ * @param {import('knex').Knex} knex
+ * @param {string} sql with $n placeholders
+ * @param {any[]} params
+ * @param {(row: object) => (void|Promise<void>)} onRow
+ * @returns {Promise<number>} rows read
+ */
+async function rowsAsSent(knex, sql, params, onRow) {
+  const client = await knex.client.acquireConnection();
+  const queue = [];
+  let ended = false;
+  let failure = null;
+  let wake = null;
+  const poke = () => {
+    const w = wake;
+    wake = null;
+    if (w) w();
+  };
+  const stop = (err) => {
+    if (err && !failure) failure = err;
+    ended = true;
+    poke();
+  };
+  const lost = () => stop(new Error('connection lost during a read'));
+  const q = new Query({ text: sql, values: params });
+  q.on('row', (row) => {
+    queue.push(row);
+    poke();
+  });
+  q.on('end', () => stop(null));
+  q.on('error', (err) => stop(err));
+  client.once('end', lost);
+  client.once('error', lost);
+  let n = 0;
+  let consumer = null;
+  try {
+    client.query(q);
+    for (;;) {
+      while (queue.length) {
+        const row = queue.shift();
+        n++;
+        if (consumer || failure) continue; // read and dropped
+        try {
+          await onRow(row);
+        } catch (err) {
+          consumer = err;
+        }
+      }
+      if (ended) break;
+      await new Promise((resolve) => {
+        wake = resolve;
+      });
+    }
+  } finally {
+    client.off('end', lost);
+    client.off('error', lost);
+    let usable = !connectionLost(client);
+    if (usable) {
+      try {
+        await readyFor(client);
+      } catch {
+        usable = false;
+      }
+    }
+    if (!usable) {
+      client.__knex__disposed = client.__knex__disposed || 'read aborted';
+      if (client.connection && client.connection.stream) client.connection.stream.destroy();
+    }
+    await knex.client.releaseConnection(client);
+  }
+  if (failure) throw failure;
+  if (consumer) throw consumer;
+  return n;
+}
+
+module.exports = {
+  cursorBatches,
+  rowsAsSent,
+  readyFor,
+  connectionLost,
+  closeCursor,
+  CURSOR_BATCH,
+};

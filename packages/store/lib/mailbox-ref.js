@@ -66,14 +66,7 @@ function mailboxWhere(ref) {
  *   choice: `mustExist`)
  */
 async function inMailbox(db, userId, ref, inner, bindings, present = 'uid', queryOptions = null) {
-  const w = mailboxWhere(ref);
-  const q = db.raw(
-    `SELECT b.id AS mb_id, b.highestmodseq AS mb_modseq, b.uidvalidity AS mb_uidvalidity,
-            b.uidnext AS mb_uidnext, x.*
-       FROM mailboxes b LEFT JOIN LATERAL (${inner}) x ON true
-      WHERE b.user_id = ? AND ${w.sql}`,
-    [...bindings, userId, w.value],
-  );
+  const q = mailboxQuery(db, userId, ref, inner, bindings);
   const r = await (queryOptions ? q.options(queryOptions) : q);
   if (!r.rows.length) return { mailbox: null, rows: [] };
   const first = r.rows[0];
@@ -85,6 +78,29 @@ async function inMailbox(db, userId, ref, inner, bindings, present = 'uid', quer
   };
   const rows = first[present] === null || first[present] === undefined ? [] : r.rows;
   return { mailbox, rows };
+}
+
+/**
+ * inMailbox's statement, not run: the mailbox's row (mb_id, mb_modseq, mb_uidvalidity,
+ * mb_uidnext) beside each row of `inner`, or alone with nulls when `inner` has none; no row
+ * when there is no such mailbox. For callers that read its rows otherwise (cursor.js
+ * rowsAsSent).
+ * @param {import('knex').Knex} db
+ * @param {number} userId
+ * @param {number|{name: string}} ref
+ * @param {string} inner
+ * @param {any[]} bindings the inner query's
+ * @returns {import('knex').Knex.Raw}
+ */
+function mailboxQuery(db, userId, ref, inner, bindings) {
+  const w = mailboxWhere(ref);
+  return db.raw(
+    `SELECT b.id AS mb_id, b.highestmodseq AS mb_modseq, b.uidvalidity AS mb_uidvalidity,
+            b.uidnext AS mb_uidnext, x.*
+       FROM mailboxes b LEFT JOIN LATERAL (${inner}) x ON true
+      WHERE b.user_id = ? AND ${w.sql}`,
+    [...bindings, userId, w.value],
+  );
 }
 
 /**
@@ -103,6 +119,7 @@ module.exports = {
   isName,
   mailboxWhere,
   inMailbox,
+  mailboxQuery,
   mustExist,
   NEW_UIDVALIDITY,
 };

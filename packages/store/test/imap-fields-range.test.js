@@ -112,4 +112,57 @@ describe('getImapFieldsRange', () => {
     expect(packed.uids).toHaveLength(N);
     await agrees(1, N, 'envelope');
   });
+
+  test('onPart: the same read handed over in parts as the rows come, in uid order', async () => {
+    for (const part of ['fields', 'envelope']) {
+      const whole = await store.getImapFieldsRange(user.id, mb.id, 3, N - 2, part);
+      const parts = [];
+      const ret = await store.getImapFieldsRange(user.id, mb.id, 3, N - 2, part, {
+        onPart: async (p) => {
+          // Awaited one at a time: the next part waits for this one's handler.
+          await new Promise((r) => setImmediate(r));
+          parts.push(p);
+        },
+      });
+      expect(ret).toBeUndefined();
+      expect(parts.length).toBe(3); // a row per 512 uids
+      const uids = parts.flatMap((p) => [...p.uids]);
+      expect(uids).toEqual([...whole.uids]);
+      const values = parts.flatMap((p) =>
+        [...p.uids].map((_, j) => p.text.slice(p.starts[j], p.ends[j])),
+      );
+      expect(values).toEqual(
+        [...whole.uids].map((_, j) => whole.text.slice(whole.starts[j], whole.ends[j])),
+      );
+      expect(parts.flatMap((p) => [...p.sizes])).toEqual([...whole.sizes]);
+    }
+    // No mailbox: MAILBOX_NOT_FOUND; a range without messages: no part.
+    await expect(
+      store.getImapFieldsRange(user.id, { name: 'Nope' }, 1, 5, 'fields', { onPart: () => {} }),
+    ).rejects.toMatchObject({ code: 'MAILBOX_NOT_FOUND' });
+    const none = [];
+    await store.getImapFieldsRange(user.id, mb.id, N + 10, N + 20, 'fields', {
+      onPart: (p) => none.push(p),
+    });
+    expect(none).toEqual([]);
+  });
+
+  test('onPart throwing: the rest is read and dropped, the error comes back, the pool is whole', async () => {
+    const boom = new Error('consumer gone');
+    let calls = 0;
+    await expect(
+      store.getImapFieldsRange(user.id, mb.id, 1, N, 'fields', {
+        onPart: () => {
+          calls++;
+          throw boom;
+        },
+      }),
+    ).rejects.toBe(boom);
+    expect(calls).toBe(1);
+    // Every pooled connection is usable again (a busy one would fail the suite's guard).
+    const again = await Promise.all(
+      Array.from({ length: 4 }, () => store.getImapFieldsRange(user.id, mb.id, 1, N, 'fields')),
+    );
+    for (const p of again) expect(p.uids).toHaveLength(N);
+  });
 });

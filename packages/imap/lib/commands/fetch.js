@@ -354,7 +354,12 @@ function packedListView(rawItems, targets, v, caps) {
  * A list view (FLAGS, RFC822.SIZE, BODY.PEEK[HEADER.FIELDS (…)] of many messages), or an
  * ENVELOPE fetch of many, from the kept header lines (or ENVELOPEs) read PACKED_READ messages
  * at a time, packed (getImapFieldsRange: a row per 512 uids, no object per message; kept in
- * memory as read, meta.js packedFields), the next read running while this one is written. What made a first list view after a restart slow
+ * memory as read, meta.js packedFields). Each row is written as PostgreSQL sends it: a cold
+ * list view of the large Enron mailbox otherwise waited for the last of its 42 rows (~30-50 ms
+ * of PostgreSQL aggregating and sending) before it wrote the first response, and then spent
+ * its own ~70 ms alone (issue 35.3, bench/results/imap-cold-listview-2026-11-28-s8). (Reads
+ * of 4,096 messages instead, the next read running while one is written, each scanned the
+ * whole partition: slower.) What made a first list view after a restart slow before that
  * was the garbage collector copying 21,282 row objects and their strings kept in memory (~40%
  * of the FETCH, issue 35.3). Messages without kept lines are derived from their bytes. The
  * bytes are those metaItemsWrite writes on the other path (test/list-view.pg.test.js).
@@ -366,47 +371,76 @@ function packedListView(rawItems, targets, v, caps) {
 async function writeListView(ctx, targets, rows, what) {
   const { s, v } = ctx;
   const w = new WireBuffer(WRITE_BYTES + 65536);
-  const read = (r) => {
-    const part = targets.slice(r, r + PACKED_READ);
-    const got = packedFields(
-      s.backend,
-      v,
-      s.user,
-      v.uidAt(part[0]),
-      v.uidAt(part[part.length - 1]),
-      s.server.listViewCache,
-      what,
-    );
-    // Awaited below; an error of a read that is not awaited (the session closed) is dropped.
-    got.catch(() => {});
-    return { part, got };
-  };
-  let next = read(0);
   for (let r = 0; r < targets.length; r += PACKED_READ) {
-    const { part, got } = next;
-    const packed = await got;
-    if (s.closed) return;
-    if (r + PACKED_READ < targets.length) next = read(r + PACKED_READ);
-    // Each target's index in the packed lists (-1: no kept lines), by one merge of the two
-    // ascending uid lists.
-    const at = new Int32Array(part.length);
-    const missing = [];
-    const pu = packed.uids;
-    for (let i = 0, j = 0; i < part.length; i++) {
-      const uid = v.uidAt(part[i]);
-      while (j < pu.length && pu[j] < uid) j++;
-      if (j < pu.length && pu[j] === uid) at[i] = j;
-      else {
-        at[i] = -1;
-        missing.push(uid);
-      }
-    }
-    // Derived from their bytes (the store keeps nothing for them: no second read of it).
-    const derived = missing.length ? await derivedMeta(s.backend, v, s.user, missing) : null;
-    if (s.closed) return;
+    const part = targets.slice(r, r + PACKED_READ);
     const last = r + PACKED_READ >= targets.length;
-    if (!(await writePackedResponses(ctx, part, rows, at, packed, what, derived, w, last))) return;
+    // The targets up to each part's last uid are written as the part arrives (in uid order);
+    // those it lacks (no kept lines) are derived from their bytes in place.
+    let i = 0;
+    const onPart = async (packed) => {
+      if (s.closed) throw SESSION_CLOSED;
+      const upTo = packed.uids.length ? packed.uids[packed.uids.length - 1] : -1;
+      let j = i;
+      while (j < part.length && v.uidAt(part[j]) <= upTo) j++;
+      const span = part.slice(i, j);
+      i = j;
+      if (span.length && !(await writeSpan(ctx, span, rows, packed, what, w, false))) {
+        throw SESSION_CLOSED;
+      }
+    };
+    try {
+      await packedFields(
+        s.backend,
+        v,
+        s.user,
+        v.uidAt(part[0]),
+        v.uidAt(part[part.length - 1]),
+        s.server.listViewCache,
+        what,
+        onPart,
+      );
+    } catch (err) {
+      if (err === SESSION_CLOSED || s.closed) return;
+      throw err;
+    }
+    if (!(await writeSpan(ctx, part.slice(i), rows, NO_PACKED, what, w, last))) return;
   }
+}
+
+// Thrown out of a part's handler to end a list view whose session closed (the store reads and
+// drops the rest of its statement's rows).
+const SESSION_CLOSED = new Error('session closed');
+const NO_PACKED = Object.freeze({
+  uids: new Float64Array(0),
+  sizes: new Uint32Array(0),
+  starts: new Uint32Array(0),
+  ends: new Uint32Array(0),
+  text: '',
+});
+
+/**
+ * The responses of `seqs` (ascending) from one packed part: each target's index in the part
+ * (-1: not in it, derived from its bytes), then writePackedResponses.
+ * @returns {Promise<boolean>} false when the session closed
+ */
+async function writeSpan(ctx, seqs, rows, packed, what, w, last) {
+  const { s, v } = ctx;
+  const at = new Int32Array(seqs.length);
+  const missing = [];
+  const pu = packed.uids;
+  for (let i = 0, j = 0; i < seqs.length; i++) {
+    const uid = v.uidAt(seqs[i]);
+    while (j < pu.length && pu[j] < uid) j++;
+    if (j < pu.length && pu[j] === uid) at[i] = j;
+    else {
+      at[i] = -1;
+      missing.push(uid);
+    }
+  }
+  // Derived from their bytes (the store keeps nothing for them: no second read of it).
+  const derived = missing.length ? await derivedMeta(s.backend, v, s.user, missing) : null;
+  if (s.closed) return false;
+  return writePackedResponses(ctx, seqs, rows, at, packed, what, derived, w, last);
 }
 
 /**

@@ -41,10 +41,16 @@ function textBytes(s) {
 }
 
 /**
- * Bytes one packed read holds.
- * @param {{uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}} p
+ * Bytes one packed read holds: one packed value, or `{parts}`, a read kept as the parts it was
+ * written from (meta.js packedFields: no copy to join them).
+ * @param {{uids: ArrayLike<number>, sizes: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, text: string}|{parts: object[]}} p
  */
 function packedBytes(p) {
+  if (p.parts) {
+    let n = ENTRY_OVERHEAD;
+    for (const q of p.parts) n += packedBytes(q) - ENTRY_OVERHEAD;
+    return n;
+  }
   // Typed arrays say their bytes; plain arrays of small integers take 8 bytes a slot.
   const arr = (a) => (ArrayBuffer.isView(a) ? a.byteLength : 8 * a.length);
   const starts = p.starts ? arr(p.starts) : 0;

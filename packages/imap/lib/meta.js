@@ -241,8 +241,8 @@ const ALL_PARTS = ['envelope', 'body', 'bodystructure', 'fields'];
  * 512 uids), handed to `onPart` in uid order: from the server's list-view cache in one part
  * when an earlier read of this mailbox covered the range, else as PostgreSQL sends the rows
  * (one part per row), so that the caller writes the first responses while the rest is still
- * being read, then kept whole in the cache (list-view-cache.js: bounded in bytes, a quarter per
- * user), joined after the caller is done. Kept as read, a large string and typed arrays, not an
+ * being read, then kept in the cache as those parts (list-view-cache.js: bounded in bytes, a
+ * quarter per user). Kept as read, a large string and typed arrays, not an
  * object per message: the garbage collector has little to copy (issue 35.3). A uid's lines
  * never change; a message kept after the read (a backfill) is missing from it and is derived
  * by the caller, as any message without kept lines.
@@ -260,7 +260,10 @@ async function packedFields(be, view, user, lo, hi, cache, part, onPart) {
   // The value read is part of the key: a list view's reads and an ENVELOPE fetch's are apart.
   const scope = `${mailboxScope(user, view)}\0${part}`;
   const hit = cache && cache.get(user, scope, lo, hi);
-  if (hit) return onPart(hit);
+  if (hit) {
+    for (const p of hit.parts || [hit]) await onPart(p);
+    return;
+  }
   const parts = [];
   const take = (p) => {
     parts.push(p);
@@ -269,38 +272,8 @@ async function packedFields(be, view, user, lo, hi, cache, part, onPart) {
   // A backend that answers in one piece (no onPart) returns the whole read.
   const whole = await be.getImapFieldsRange(view.name, lo, hi, part, { onPart: take });
   if (whole) await take(whole);
-  // Joined once the caller has written its answer (a few ms for a large mailbox).
-  if (cache && cache.enabled) setImmediate(() => cache.set(user, scope, lo, hi, joinPacked(parts)));
-}
-
-/**
- * Parts of a packed read (ascending, disjoint uids) as one: typed arrays concatenated, texts
- * joined, each part's offsets moved by the characters before it.
- */
-function joinPacked(parts) {
-  if (parts.length === 1) return parts[0];
-  let n = 0;
-  for (const p of parts) n += p.uids.length;
-  const uids = new Float64Array(n);
-  const sizes = new Uint32Array(n);
-  const starts = new Uint32Array(n);
-  const ends = new Uint32Array(n);
-  const texts = [];
-  let at = 0;
-  let chars = 0;
-  for (const p of parts) {
-    const m = p.uids.length;
-    uids.set(p.uids, at);
-    sizes.set(p.sizes, at);
-    for (let i = 0; i < m; i++) {
-      starts[at + i] = p.starts[i] + chars;
-      ends[at + i] = p.ends[i] + chars;
-    }
-    texts.push(p.text);
-    chars += p.text.length;
-    at += m;
-  }
-  return { uids, sizes, starts, ends, text: texts.join('') };
+  // Kept as the parts it came in (no copy to join them; list-view-cache.js counts them).
+  if (cache) cache.set(user, scope, lo, hi, parts.length === 1 ? parts[0] : { parts });
 }
 
 module.exports = {
@@ -313,6 +286,5 @@ module.exports = {
   metaFor,
   derivedMeta,
   packedFields,
-  joinPacked,
   MetaCache,
 };

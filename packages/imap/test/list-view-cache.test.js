@@ -131,3 +131,14 @@ test('0 bytes keeps nothing; a user takes at most a quarter; past the total the 
   expect(c.get('bob', scope('bob', 1), 1, 100)).toBeUndefined();
   expect(c.get('bob', scope('bob', 2), 1, 100)).toBeDefined();
 });
+
+test('a read kept as its parts counts the bytes of each part, and the one entry once', () => {
+  const a = packed(1, 512, 300);
+  const b = packed(513, 700, 200, '\u0100');
+  const both = { parts: [a, b] };
+  expect(packedBytes(both)).toBe(packedBytes(a) + packedBytes(b) - ENTRY_OVERHEAD);
+  const c = new ListViewCache({ maxBytes: 1 << 20 });
+  expect(c.set('u', scope('u', 1), 1, 700, both)).toBe(true);
+  expect(c.get('u', scope('u', 1), 1, 700)).toBe(both);
+  expect(c.stats().bytes).toBe(packedBytes(both));
+});

@@ -5,6 +5,7 @@ const { startTestService } = require('@mailgate/test-support/db');
 const { hostileMessages } = require('@mailgate/test-support/hostile');
 const { warmUp, COMMANDS } = require('../lib/warm-up');
 const { RawClient } = require('./raw-client');
+const { within } = require('@mailgate/test-support/waits');
 
 /*
  * Issue 35.3: a new server process warms its list-view and ENVELOPE paths before it listens
@@ -210,6 +211,34 @@ test(
       for (const l of log.lines) expect(JSON.stringify(l)).not.toMatch(/example\.org/);
       const got = await answers(port);
       for (const a of got) expect(a).toMatch(/\r\nc\d+ OK [^\r\n]*\r\n$/);
+      expect((got[0].match(/^\* \d+ FETCH /gm) || []).length).toBe(MESSAGES);
+    } finally {
+      await server.close();
+    }
+  },
+  TEST_MS,
+);
+
+test(
+  'pooled warm-up reads that never end (a lock, a stalled server) do not hold the start',
+  async () => {
+    const log = keptLogger();
+    // The real service and its synthetic mailbox; its reads wait for good (review finding F3:
+    // the start waited for them without a bound, so the server never listened).
+    const stalled = Object.create(base.service, {
+      warmUpReads: { value: () => new Promise(() => {}) },
+    });
+    const server = createImapServer({ service: stalled, warmUp: true, logger: log });
+    try {
+      const { port } = await within(
+        server.listen({ port: 0, host: '127.0.0.1' }),
+        'the server to listen although its warm-up reads never end',
+      );
+      expect((await server.warmed).ran).toBe(true);
+      expect(log.lines.map((l) => l.msg)).toContain(
+        'imap: warm-up reads still running; listening without them',
+      );
+      const got = await answers(port);
       expect((got[0].match(/^\* \d+ FETCH /gm) || []).length).toBe(MESSAGES);
     } finally {
       await server.close();

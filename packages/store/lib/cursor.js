@@ -144,9 +144,20 @@ async function rowsAsSent(knex, sql, params, onRow) {
     wake = null;
     if (w) w();
   };
+  // The connection goes back to the pool as soon as PostgreSQL has sent the last row, not
+  // when the consumer has handled it: the consumer is an IMAP session writing to its client,
+  // which may stop reading for as long as its socket allows. Holding the connection until
+  // then let a few non-reading clients take the whole pool from every other user (review
+  // finding F4, 2026-11-28); the rows are in memory either way.
+  let released = null;
+  const release = () => {
+    if (!released) released = giveBack(knex, client, lost);
+    return released;
+  };
   const stop = (err) => {
     if (err && !failure) failure = err;
     ended = true;
+    release();
     poke();
   };
   const lost = () => stop(new Error('connection lost during a read'));
@@ -180,25 +191,33 @@ async function rowsAsSent(knex, sql, params, onRow) {
       });
     }
   } finally {
-    client.off('end', lost);
-    client.off('error', lost);
-    let usable = !connectionLost(client);
-    if (usable) {
-      try {
-        await readyFor(client);
-      } catch {
-        usable = false;
-      }
-    }
-    if (!usable) {
-      client.__knex__disposed = client.__knex__disposed || 'read aborted';
-      if (client.connection && client.connection.stream) client.connection.stream.destroy();
-    }
-    await knex.client.releaseConnection(client);
+    await release();
   }
   if (failure) throw failure;
   if (consumer) throw consumer;
   return n;
+}
+
+/**
+ * Gives a read's connection back to the pool once its statement is over: usable when it
+ * reached ReadyForQuery, else destroyed (knex then discards it).
+ */
+async function giveBack(knex, client, lost) {
+  client.off('end', lost);
+  client.off('error', lost);
+  let usable = !connectionLost(client);
+  if (usable) {
+    try {
+      await readyFor(client);
+    } catch {
+      usable = false;
+    }
+  }
+  if (!usable) {
+    client.__knex__disposed = client.__knex__disposed || 'read aborted';
+    if (client.connection && client.connection.stream) client.connection.stream.destroy();
+  }
+  await knex.client.releaseConnection(client);
 }
 
 module.exports = {

@@ -104,11 +104,11 @@ function chunksIn(userId, mailboxColumn, opts = {}) {
       const c = `c.${out.replace(', ', ', c.')}`;
       uids = `WITH q AS MATERIALIZED (SELECT ${q} AS q) `;
       if (exact) {
-        // Every vector holding a word that contains the pattern is a hit; the partial ones
-        // are read.
+        // Every vector that is not partial and holds a run containing the pattern is a hit
+        // (migrations/20261203310200_vocab_text_only.js); the partial ones are read.
         uids +=
           `SELECT ${w} FROM message_words w WHERE w.user_id = ${u()} AND ${where('w')} ` +
-          `AND w.tsv @@ (SELECT q FROM q) UNION ` +
+          `AND w.tsv @@ ((SELECT q FROM q) && !! mailgate_partial()) UNION ` +
           `SELECT ${w} FROM message_words w WHERE w.user_id = ${u()} AND ${where('w')} ` +
           `AND w.tsv @@ mailgate_partial() AND ${pieceLike('w')} UNION `;
       } else {

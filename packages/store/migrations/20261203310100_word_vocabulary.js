@@ -242,7 +242,7 @@ exports.down = async function down(knex) {
   // substring-only lexemes and the marker.
   await require('./20261203240100_words_stripped').up(knex);
   await knex.raw(`UPDATE message_words SET tsv = ts_delete(tsv, ARRAY(
-      SELECT x FROM unnest(tsvector_to_array(tsv)) AS x WHERE x ~ '^[\\x01\\x02]'))`);
+      SELECT x FROM unnest(tsvector_to_array(tsv)) AS x WHERE x ~ '^[\\x01-\\x03]'))`);
   for (const f of [
     'mailgate_vocab_add()',
     'mailgate_partial()',
@@ -253,3 +253,6 @@ exports.down = async function down(knex) {
     await knex.raw(`DROP FUNCTION IF EXISTS ${f}`);
   }
 };
+
+// The functions as this migration made them (20261203310200_vocab_text_only.js's way down).
+exports.FUNCTIONS = [SEARCH_WORDS, VOCAB_QUERY, VOCAB_ADD];

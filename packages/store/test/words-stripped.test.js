@@ -309,9 +309,12 @@ describe('words without positions: every write path, the migration, phrases as b
         ).rows.map((r) => [`${r.mailbox_id}/${r.uid}`, r.v]),
       );
     const now = await vectors();
-    // The vocabulary's migration, which builds on this one, down first and up again last.
-    const vocab = { name: '20261203310100_word_vocabulary.js' };
-    await k.migrate.down(vocab);
+    // The vocabulary's migrations, which build on this one, down first and up again last.
+    const vocab = [
+      { name: '20261203310200_vocab_text_only.js' },
+      { name: '20261203310100_word_vocabulary.js' },
+    ];
+    for (const m of vocab) await k.migrate.down(m);
     await k.migrate.down(name);
     // The way down puts the positions back, computed from the text.
     const restored = await vectors();
@@ -329,7 +332,7 @@ describe('words without positions: every write path, the migration, phrases as b
     nameOf[a.uid] = 'oldcode';
     expect((await positioned()).positioned).toBe(Object.keys(restored).length + 1);
     await k.migrate.up(name);
-    await k.migrate.up(vocab);
+    for (const m of [...vocab].reverse()) await k.migrate.up(m);
     expect(await positioned()).toEqual({ positioned: 0, rows: Object.keys(now).length + 1 });
     const after = await vectors();
     for (const [uid, v] of Object.entries(now)) expect({ uid, v: after[uid] }).toEqual({ uid, v });

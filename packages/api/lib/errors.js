@@ -25,6 +25,10 @@ function isDbDown(err) {
   if (err.name === 'KnexTimeoutError') return true;
   const code = typeof err.code === 'string' ? err.code : '';
   if (DB_DOWN_SYSCALL.has(code) || DB_DOWN_SQLSTATE.has(code) || /^08/.test(code)) return true;
+  // The embedded server's unix socket is gone while it is down (store embedded-pg.js url):
+  // connecting then fails with ENOENT, where TCP says ECONNREFUSED. Only a connect's: a file
+  // a route misses is not the database.
+  if (code === 'ENOENT' && err.syscall === 'connect') return true;
   return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i.test(
     String(err.message || ''),
   );

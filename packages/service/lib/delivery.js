@@ -134,15 +134,13 @@ function createDelivery(service) {
     return relay ? parseRelayTarget(relay) : null;
   }
 
-  /** The user row of a name, or null when there is none (other faults are thrown). */
+  /**
+   * The user row of a name, or null when there is none (other faults are thrown): read fresh
+   * at every RCPT (store findUser: one named statement, no cache to go stale).
+   */
   async function findUser(name) {
     if (!name) return null;
-    try {
-      return await service.store.getUser(name);
-    } catch (err) {
-      if (err && err.code === 'USER_NOT_FOUND') return null;
-      throw err;
-    }
+    return service.store.findUser(name);
   }
 
   return {

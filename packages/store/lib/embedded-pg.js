@@ -137,10 +137,21 @@ class EmbeddedPostgres {
     return found;
   }
 
-  /** @returns {string} */
+  /**
+   * The server's connection URL: through its unix socket when it has one (a server started by
+   * this version), TCP on loopback otherwise. Why the socket (issue 32: CPU per delivery): a
+   * delivery is three round trips (the recipient at RCPT, then the append's two writes), and
+   * every statement of every door is one or more; on loopback each write and read goes through
+   * the TCP stack in both processes. Three warm `serve` processes on one server, driven in
+   * alternating blocks: `serve` 2.04 ms a corpus delivery through TCP, 1.92 through the socket
+   * (bench/results/deliver-2026-11-28-s8serve/pair-4.txt).
+   * @returns {string}
+   */
   url() {
     const s = this.readState();
-    return `postgres://${DB_USER}:${encodeURIComponent(s.password)}@127.0.0.1:${s.port}/${DB_NAME}`;
+    const sock = s.socketDir && path.join(s.socketDir, `.s.PGSQL.${s.port}`);
+    const host = sock && fs.existsSync(sock) ? encodeURIComponent(s.socketDir) : '127.0.0.1';
+    return `postgres://${DB_USER}:${encodeURIComponent(s.password)}@${host}:${s.port}/${DB_NAME}`;
   }
 
   /**
@@ -242,19 +253,24 @@ class EmbeddedPostgres {
 
   async start(state) {
     const port = state.port && (await portFree(state.port)) ? state.port : await freePort();
-    this.writeState({ ...state, port });
+    const socketDir = socketDirOf(this.home, port);
+    this.writeState({ ...state, port, socketDir });
     const owner = runAsOwner(this.dataDir);
     if (owner && !fs.existsSync(this.logFile)) {
       fs.writeFileSync(this.logFile, '');
       fs.chownSync(this.logFile, owner.uid, owner.gid);
     }
+    if (socketDir) {
+      fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+      if (owner) fs.chownSync(socketDir, owner.uid, owner.gid);
+    }
     // Sizing for bulk imports on a small machine: enough maintenance memory for GIN index
     // builds. WAL (issue 30.6): pg_wal keeps about max_wal_size of segments between
     // checkpoints; at 2GB an Enron import left 2.1 GB there beside 2.3 GB of tables. 512MB
     // bounds it at the cost of more checkpoints during big loads, whose full-page images
-    // wal_compression shrinks; min_wal_size is what an idle server keeps. Unix sockets off:
-    // MAILGATE_HOME paths may exceed the 107-byte socket path limit, and TCP on loopback is
-    // all we need. effective_io_concurrency: a bitmap heap scan (a text search's pieces, a
+    // wal_compression shrinks; min_wal_size is what an idle server keeps. A unix socket in
+    // MAILGATE_HOME/run beside TCP on loopback, which mailgate's own processes connect through
+    // (url(); socketDirOf says when a home's path is too long for one). effective_io_concurrency: a bitmap heap scan (a text search's pieces, a
     // date range) asks the kernel for the pages ahead instead of one read at a time; a cold
     // `text:depending` on the large Enron mailbox read its 774 pages in 9-16 ms instead of
     // 43-65 (bench/results/text-cold-2026-11-28). PostgreSQL's default of 1 dates from disks
@@ -262,7 +278,7 @@ class EmbeddedPostgres {
     const opts = [
       `-p ${port}`,
       "-c listen_addresses='127.0.0.1'",
-      "-c unix_socket_directories=''",
+      `-c unix_socket_directories='${socketDir || ''}'`,
       '-c shared_buffers=256MB',
       '-c max_wal_size=512MB',
       '-c min_wal_size=64MB',
@@ -458,6 +474,21 @@ function hydrateSymlinks(pkgDir) {
   }
 }
 
+/**
+ * The directory of the embedded server's unix socket (MAILGATE_HOME/run), or null when it
+ * cannot have one: the socket's path (`<dir>/.s.PGSQL.<port>`) must fit the 107 bytes of
+ * sun_path, and the directory is written into pg_ctl's option string (which a shell reads), so
+ * only plain path characters are taken. Without one the server listens on TCP alone.
+ * @param {string} home MAILGATE_HOME
+ * @param {number} port
+ * @returns {string|null}
+ */
+function socketDirOf(home, port) {
+  const dir = path.resolve(home, 'run');
+  if (!/^[A-Za-z0-9_./+-]+$/.test(dir)) return null;
+  return Buffer.byteLength(path.join(dir, `.s.PGSQL.${port}`)) <= 107 ? dir : null;
+}
+
 function portFree(port) {
   return new Promise((resolve) => {
     const srv = net.createServer();
@@ -477,4 +508,4 @@ function freePort() {
   });
 }
 
-module.exports = { EmbeddedPostgres };
+module.exports = { EmbeddedPostgres, socketDirOf };

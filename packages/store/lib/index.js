@@ -15,7 +15,7 @@ const { HealthProbe } = require('./health-probe');
 const { byName } = require('./mailbox-ref');
 const { packRows: packImapRows } = require('./imap-meta-ops');
 const { openDatabase, MIGRATIONS_DIR } = require('./db');
-const { EmbeddedPostgres } = require('./embedded-pg');
+const { EmbeddedPostgres, socketDirOf } = require('./embedded-pg');
 
 module.exports = {
   PgStore,
@@ -31,4 +31,5 @@ module.exports = {
   openDatabase,
   MIGRATIONS_DIR,
   EmbeddedPostgres,
+  socketDirOf,
 };

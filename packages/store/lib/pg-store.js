@@ -46,6 +46,7 @@ const CONCERNS = {
     [
       'createUser',
       'getUser',
+      'findUser',
       'ensureUser',
       'userSummaries',
       'deleteUser',

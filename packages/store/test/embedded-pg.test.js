@@ -97,5 +97,37 @@ test('the embedded server bounds its WAL (issue 30.6: pg_wal reached 2.1 GB)', a
   } finally {
     await client.end();
   }
+});
+
+test('mailgate processes reach the embedded server through its unix socket (issue 32)', async () => {
+  expect(status().running).toBe(true); // started for good by the demo test
+  const pg = require('pg');
+  const { EmbeddedPostgres, socketDirOf } = require('@mailgate/store');
+  const url = new EmbeddedPostgres(home).url();
+  // The socket's directory in MAILGATE_HOME, not TCP on loopback.
+  expect(decodeURIComponent(new URL(url).hostname)).toBe(path.join(home, 'run'));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // A unix socket connection has no server address.
+    expect((await client.query('SELECT inet_server_addr() AS a')).rows[0].a).toBeNull();
+  } finally {
+    await client.end();
+  }
+  // TCP on loopback still answers (psql -h 127.0.0.1, tools that take a host and port).
+  const tcp = new URL(url);
+  tcp.hostname = '127.0.0.1';
+  const viaTcp = new pg.Client({ connectionString: tcp.toString() });
+  await viaTcp.connect();
+  try {
+    expect((await viaTcp.query('SELECT inet_server_addr() AS a')).rows[0].a).toBe('127.0.0.1');
+  } finally {
+    await viaTcp.end();
+  }
+  // A home whose socket path would not fit sun_path (107 bytes), or that a shell would read
+  // otherwise, gets no socket: TCP only.
+  expect(socketDirOf('/' + 'h'.repeat(100), 5432)).toBeNull();
+  expect(socketDirOf("/tmp/it's", 5432)).toBeNull();
+  expect(socketDirOf('/tmp/mg', 5432)).toBe('/tmp/mg/run');
   expect(cli(['db', 'stop']).code).toBe(0);
 });

@@ -59,16 +59,30 @@ class PreparedReads {
     if (this.closed) throw new Error('prepared reads closed');
     this.knex.emit('query', { method: 'raw', sql: text, bindings: values, options: { name } });
     // A failed statement's connection is not given back (nor one past MAX_STATEMENTS).
-    return withClient(
-      this.open(),
-      async (client) => {
-        if (!client.mgNames) client.mgNames = new Set();
-        client.mgNames.add(name);
-        const r = await client.query({ name, text, values });
-        return r.rows;
-      },
-      { drop: (client, err) => err !== null || client.mgNames.size >= MAX_STATEMENTS },
-    );
+    const once = () =>
+      withClient(
+        this.open(),
+        async (client) => {
+          if (!client.mgNames) client.mgNames = new Set();
+          client.mgNames.add(name);
+          const r = await client.query({ name, text, values });
+          return r.rows;
+        },
+        { drop: (client, err) => err !== null || client.mgNames.size >= MAX_STATEMENTS },
+      );
+    // "cached plan must not change result type" (0A000): another process changed a table this
+    // statement reads (a migration during a rolling upgrade) after this connection had
+    // prepared it. The connection is dropped with the error and a read is safe to send again:
+    // on the next connection, which may have prepared it too, until one prepares it anew (at
+    // most one try per pooled connection; review finding F6: each of the pool's connections
+    // failed one LMTP recipient with a 4xx).
+    for (let tries = 0; ; tries++) {
+      try {
+        return await once();
+      } catch (err) {
+        if (!err || err.code !== '0A000' || tries >= POOL_MAX) throw err;
+      }
+    }
   }
 
   /**

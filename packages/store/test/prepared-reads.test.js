@@ -145,4 +145,26 @@ describe('prepared reads: the first FETCH of a message is not planned again', ()
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatch(/FROM mailboxes b LEFT JOIN LATERAL/);
   });
+
+  prepared(
+    'a table changed by another process after a connection prepared its read: the read is sent again, not failed',
+    async () => {
+      // findUser's statement reads users.* (an LMTP recipient): a column added by a migration
+      // of another process made PostgreSQL answer "cached plan must not change result type" on
+      // every pooled connection that had prepared it (review finding F6).
+      const name = (await db.knex('users').where({ id: user.id }).first()).name;
+      const warm = await Promise.all([1, 2, 3].map(() => store.findUser(name)));
+      for (const u of warm) expect(u.id).toBe(user.id);
+      await db.knex.raw('ALTER TABLE users ADD COLUMN f6_probe int');
+      try {
+        for (let i = 0; i < 4; i++) {
+          const u = await store.findUser(name);
+          expect(u).toMatchObject({ id: user.id, name, f6_probe: null });
+        }
+      } finally {
+        await db.knex.raw('ALTER TABLE users DROP COLUMN f6_probe');
+      }
+      expect((await store.findUser(name)).id).toBe(user.id);
+    },
+  );
 });

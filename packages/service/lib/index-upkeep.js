@@ -5,10 +5,11 @@
  * owns when a user's pending lists are merged; the merge itself is the store's
  * (cleanGinPending). It must never run inside a caller's write or make one wait.
  *
- * Why: a new message's entries in the six GIN indexes (trigrams of from/to/cc/subject, the
- * words, the text pieces) go to each index's pending list (fastupdate), which is cheap; the
- * insert that takes a list past gin_pending_list_limit (4 MB) merges the whole list into the
- * index before its own statement ends. For the text pieces' trigram index that is about 150
+ * Why: a new message's entries in the GIN indexes (trigrams of from/to/cc/subject, the words,
+ * the vocabulary's words; until 2026-11-28 the text pieces' trigrams) go to each index's
+ * pending list (fastupdate), which is cheap; the insert that takes a list past
+ * gin_pending_list_limit (4 MB) merges the whole list into the index before its own statement
+ * ends. For the text pieces' trigram index that is about 150
  * Enron messages (8 MB of list took 0.16 s of CPU to merge, and up to 2.8 s of wall time on the
  * loaded machine): one delivery in ~150 waited for it (the p99 of 272 ms in
  * bench/results/deliver-2026-11-27.md). `fastupdate = off` instead gave a p99 of 336 ms at
@@ -46,6 +47,11 @@ const MERGE_AFTER = Object.freeze({
   // (message_chunks: 448 KiB, until its trigram index was dropped by
   // 20261203310100_word_vocabulary.js: substring search reads the word vocabulary now.)
   message_words: 1280 * 1024,
+  // The vocabulary's trigram index (each user's words, once): its list grows only by words new
+  // to the user, slower than the words' own list, so it is merged with them. Until merged, a
+  // substring search reads the list whole (review finding F5: it had no entry, and its list
+  // was merged only by an insert at the append's 8 MB limit).
+  message_vocab: 1280 * 1024,
   messages: 4096 * 1024,
 });
 

@@ -117,6 +117,12 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
 async function getImapFieldsRange(store, userId, mailbox, lo, hi, part = 'fields', opts = {}) {
   // A column name in the statement: only one of the kept values' own names.
   if (!PARTS.includes(part)) throw new errors.INVALID_PARAMETER(`not a kept value: ${part}`);
+  // One aggregate per CHUNK_UIDS uids of the range, found or not: a sparse range (uids kept
+  // from another server near 2^32) would run millions of empty aggregates. The IMAP list view
+  // reads ranges its uids fill at least half of (fetch.js); a caller with a wider one splits it.
+  if (!(hi >= lo) || (hi - lo) / CHUNK_UIDS > MAX_CHUNKS) {
+    throw new errors.INVALID_PARAMETER(`uid range ${lo}:${hi} over ${MAX_CHUNKS * CHUNK_UIDS}`);
+  }
   // One aggregate per CHUNK_UIDS uids, each over an index range scan of its uids: the rows
   // come in uid order, so no aggregate sorts, and a row is sent as soon as its own uids are
   // read (in the order of k, generate_series's). One GROUP BY over the whole range (before)
@@ -210,6 +216,8 @@ function packRows(rows) {
 // 11 MB) cost the driver a buffer grown by doubling to 16 MB and copied each time, and
 // PostgreSQL ~80 ms to send the one value; rows of ~250 KB cost neither.
 const CHUNK_UIDS = 512;
+// Aggregates one packed read may run (getImapFieldsRange): ~4.2 million uids of range.
+const MAX_CHUNKS = 8192;
 
 // Typed arrays: one block of bytes each, which the IMAP server's list-view cache counts
 // exactly (list-view-cache.js) and the garbage collector never walks.

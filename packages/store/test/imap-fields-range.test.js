@@ -83,6 +83,13 @@ describe('getImapFieldsRange', () => {
     await expect(store.getImapFieldsRange(user.id, mb.id, 1, N, 'raw')).rejects.toMatchObject({
       code: 'INVALID_PARAMETER',
     });
+    // A sparse range (uids near 2^32) is refused before PostgreSQL runs an aggregate for each
+    // of its 8 million chunks, with onPart too (review note, 2026-11-28).
+    for (const opts of [{}, { onPart: () => {} }]) {
+      await expect(
+        store.getImapFieldsRange(user.id, mb.id, 1, 4294967295, 'fields', opts),
+      ).rejects.toMatchObject({ code: 'INVALID_PARAMETER' });
+    }
   });
 
   test('rows stored out of uid order come back in uid order', async () => {

@@ -55,8 +55,17 @@ describe('word vocabulary on real mail: substring answers equal LIKE', () => {
       ...ENRON.map((d) => ['mh', path.join(dir, 'enron', 'maildir', d)]),
     ];
     for (const [kind, src] of sources) {
-      const r = ctx.cli(['import', kind, src, '--user', 'vc', '--json', '--quiet']);
-      expect({ src, code: r.code }).toEqual({ src, code: 0 });
+      // Without the ES mirror (this file tests the store's search): on Citus, an import with
+      // ELASTICSEARCH_URL set failed ("cannot modify table users because there was a parallel
+      // operation on a distributed table"), not this test's subject.
+      const r = ctx.cli(['import', kind, src, '--user', 'vc', '--json', '--quiet'], {
+        env: { ELASTICSEARCH_URL: '' },
+      });
+      expect({ src, code: r.code, stderr: r.code ? r.stderr : '' }).toEqual({
+        src,
+        code: 0,
+        stderr: '',
+      });
     }
     user = await ctx.db.store.getUser('vc');
   });

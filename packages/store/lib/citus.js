@@ -279,8 +279,21 @@ async function notifyMailboxes(knex, db, userId, mailboxIds) {
  * @param {import('knex').Knex} knex
  */
 async function vacuumSharedPartitions(knex) {
-  const parts = DISTRIBUTED_TABLES.filter((t) => t.partitioned && t.name !== 'quarantine');
-  await knex.raw(`VACUUM (ANALYZE) ${parts.map((t) => `${t.name}_all`).join(', ')}`);
+  // Every DEFAULT partition of a partitioned user table, read from the catalog: the list of
+  // distributeSchema misses the tables later migrations distribute (distributeTable:
+  // message_imap, message_imap_lines, message_vocab), whose statistics were then left to the
+  // workers' autovacuum. thread_keys is shared as on a single PostgreSQL (statsTables).
+  const r = await knex.raw(
+    `SELECT c.relname FROM pg_inherits i
+       JOIN pg_class c ON c.oid = i.inhrelid
+       JOIN pg_partitioned_table p ON p.partrelid = i.inhparent
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relname LIKE '%\\_all' AND c.relname <> 'quarantine_all'
+      ORDER BY 1`,
+  );
+  // Catalog names of our own tables (no user input); quoted all the same.
+  const parts = r.rows.map((x) => `"${x.relname}"`);
+  await knex.raw(`VACUUM (ANALYZE) ${[...parts, 'thread_keys'].join(', ')}`);
 }
 
 // One shard's sizes, run by run_command_on_shards on the shard's node (`%1$s`: its name).

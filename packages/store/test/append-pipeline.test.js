@@ -23,7 +23,7 @@ function turnRelay(target) {
   const sockets = new Set();
   const relay = { turns: 0, server: null, port: 0 };
   relay.server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
+    const upstream = target.path ? net.connect(target.path) : net.connect(target.port, target.host);
     sockets.add(client);
     sockets.add(upstream);
     let last = 's';
@@ -70,7 +70,14 @@ describe('append transaction, pipelined', () => {
 
   beforeAll(async () => {
     const url = new URL(ctx.db.url);
-    relay = turnRelay({ host: url.hostname, port: Number(url.port) });
+    // The embedded server's URL names its unix socket's folder as the host (embedded-pg.js
+    // url()): the relay then reaches PostgreSQL through that socket.
+    const host = decodeURIComponent(url.hostname);
+    relay = turnRelay(
+      host.startsWith('/')
+        ? { path: `${host}/.s.PGSQL.${url.port}` }
+        : { host: url.hostname, port: Number(url.port) },
+    );
     await new Promise((r) => relay.server.listen(0, '127.0.0.1', r));
     url.hostname = '127.0.0.1';
     url.port = String(relay.server.address().port);

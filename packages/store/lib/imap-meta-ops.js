@@ -117,33 +117,19 @@ async function getImapMeta(store, userId, mailbox, uids, opts = {}) {
 async function getImapFieldsRange(store, userId, mailbox, lo, hi, part = 'fields', opts = {}) {
   // A column name in the statement: only one of the kept values' own names.
   if (!PARTS.includes(part)) throw new errors.INVALID_PARAMETER(`not a kept value: ${part}`);
-  // One aggregate per CHUNK_UIDS uids of the range, found or not: a sparse range (uids kept
-  // from another server near 2^32) would run millions of empty aggregates. The IMAP list view
-  // reads ranges its uids fill at least half of (fetch.js); a caller with a wider one splits it.
-  if (!(hi >= lo) || (hi - lo) / CHUNK_UIDS > MAX_CHUNKS) {
-    throw new errors.INVALID_PARAMETER(`uid range ${lo}:${hi} over ${MAX_CHUNKS * CHUNK_UIDS}`);
-  }
-  // One aggregate per CHUNK_UIDS uids, each over an index range scan of its uids: the rows
-  // come in uid order, so no aggregate sorts, and a row is sent as soon as its own uids are
-  // read (in the order of k, generate_series's). One GROUP BY over the whole range (before)
-  // scanned and sorted all of it before its first row: ~30 ms of a cold list view of the
-  // large Enron mailbox before the IMAP process could write anything (EXPLAIN ANALYZE, first
-  // row at 1.2 ms instead of 48.7; bench/results/imap-cold-listview-2026-11-28-s8). The uid
-  // range bounds the chunks: the caller reads ranges its uids fill at least half of.
-  const inner = `SELECT g.k, x.*
-       FROM generate_series(?::bigint / ${CHUNK_UIDS}, ?::bigint / ${CHUNK_UIDS}) AS g(k)
-       CROSS JOIN LATERAL (
-         SELECT count(*) AS n,
-                string_agg(i.uid::text, ',' ORDER BY i.uid) AS uids,
-                string_agg(i.size::text, ',' ORDER BY i.uid) AS sizes,
-                string_agg(octet_length(i.${part})::text, ',' ORDER BY i.uid) AS lens,
-                string_agg(i.${part}, '' ORDER BY i.uid) AS text
-           FROM ${part === 'fields' ? 'message_imap_lines' : 'message_imap'} i
-          WHERE i.user_id = ? AND i.mailbox_id = b.id
-            AND i.uid BETWEEN greatest(?::bigint, g.k * ${CHUNK_UIDS})
-                          AND least(?::bigint, g.k * ${CHUNK_UIDS} + ${CHUNK_UIDS - 1})) x
-      WHERE x.n > 0`;
-  const bindings = [lo, hi, userId, lo, hi];
+  // The rows come out of the grouping in k order (GroupAggregate): ORDER BY adds no sort, and
+  // lets rowsAsSent hand them over in uid order. (One aggregate per CHUNK_UIDS uids over an
+  // index range scan each, whose first row left at once, was tried: slower on a cold list view,
+  // bench/results/imap-cold-listview-2026-11-28-s8.)
+  const inner = `SELECT i.uid / ${CHUNK_UIDS} AS k, count(*) AS n,
+            string_agg(i.uid::text, ',' ORDER BY i.uid) AS uids,
+            string_agg(i.size::text, ',' ORDER BY i.uid) AS sizes,
+            string_agg(octet_length(i.${part})::text, ',' ORDER BY i.uid) AS lens,
+            string_agg(i.${part}, '' ORDER BY i.uid) AS text
+       FROM ${part === 'fields' ? 'message_imap_lines' : 'message_imap'} i
+      WHERE i.user_id = ? AND i.mailbox_id = b.id AND i.uid BETWEEN ? AND ?
+      GROUP BY 1 ORDER BY 1`;
+  const bindings = [userId, lo, hi];
   if (opts.onPart) return partsAsRead(store, userId, mailbox, inner, bindings, opts.onPart);
   const { mailbox: mb, rows } = await inMailbox(store.knex, userId, mailbox, inner, bindings, 'n');
   mustExist(mailbox, mb);
@@ -216,8 +202,6 @@ function packRows(rows) {
 // 11 MB) cost the driver a buffer grown by doubling to 16 MB and copied each time, and
 // PostgreSQL ~80 ms to send the one value; rows of ~250 KB cost neither.
 const CHUNK_UIDS = 512;
-// Aggregates one packed read may run (getImapFieldsRange): ~4.2 million uids of range.
-const MAX_CHUNKS = 8192;
 
 // Typed arrays: one block of bytes each, which the IMAP server's list-view cache counts
 // exactly (list-view-cache.js) and the garbage collector never walks.

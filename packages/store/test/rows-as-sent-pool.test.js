@@ -8,9 +8,8 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { PgStore } = require('@mailgate/store');
-const { runImport } = require('@mailgate/importer');
 const { createTestDatabase } = require('@mailgate/test-support/db');
-const { msg, mboxOf } = require('@mailgate/test-support/mail');
+const { msg, importInbox } = require('@mailgate/test-support/mail');
 const { until } = require('@mailgate/test-support/waits');
 
 describe('rowsAsSent and the pool', () => {
@@ -27,19 +26,7 @@ describe('rowsAsSent and the pool', () => {
     store = new PgStore(db.knex, { listCacheRows: 0 });
     const list = [];
     for (let i = 1; i <= N; i++) list.push(msg({ subject: `s ${i}`, body: `b ${i}\n` }));
-    const file = path.join(tmp, 'box.mbox');
-    fs.writeFileSync(file, mboxOf(list));
-    await runImport({
-      store,
-      kind: 'mbox',
-      paths: [file],
-      user: 'ras',
-      mailbox: 'INBOX',
-      workers: 0,
-      progress: false,
-    });
-    user = await store.getUser('ras');
-    mb = await store.getMailbox(user.id, 'INBOX');
+    ({ user, inbox: mb } = await importInbox(store, path.join(tmp, 'box.mbox'), list, 'ras'));
   }, 120000);
   afterAll(async () => {
     await db.drop();
